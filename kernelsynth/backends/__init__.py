@@ -1,0 +1,1 @@
+"""Backends: how a candidate's compiled kernels are inspected (Triton today)."""

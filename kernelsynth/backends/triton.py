@@ -1,0 +1,47 @@
+"""Compile statistics of Triton kernels: registers, spills and shared memory per kernel."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Dict, List, Optional
+
+
+def _jit_functions(module: ModuleType):
+    from triton.runtime.jit import JITFunction
+
+    for obj in vars(module).values():
+        fn = obj
+        while fn is not None and not isinstance(fn, JITFunction):  # autotuner / heuristics wrappers
+            fn = getattr(fn, "fn", None)
+        if fn is not None:
+            yield fn
+
+
+def compiled_kernels(module: ModuleType) -> List[object]:
+    """Every compiled kernel (triton CompiledKernel) cached by the module's @triton.jit functions."""
+    kernels = []
+    for fn in _jit_functions(module):
+        for cache in getattr(fn, "device_caches", {}).values():
+            for part in cache if isinstance(cache, tuple) else (cache,):
+                if isinstance(part, dict):
+                    kernels.extend(k for k in part.values() if hasattr(k, "n_regs"))
+    return kernels
+
+
+def compile_stats(module: ModuleType) -> Dict[str, Optional[int]]:
+    """``n_regs`` (max over kernels, per thread), ``n_spills`` (sum, registers spilled),
+    ``shared_bytes`` (max, bytes of shared memory per block) and ``n_kernels``.
+    All None when nothing was compiled (the interpreter, or a non-Triton candidate)."""
+    kernels = compiled_kernels(module)
+    if not kernels:
+        return {"n_regs": None, "n_spills": None, "shared_bytes": None, "n_kernels": 0}
+    for k in kernels:
+        init = getattr(k, "_init_handles", None)
+        if callable(init):
+            init()
+    return {
+        "n_regs": max(int(k.n_regs) for k in kernels),
+        "n_spills": sum(int(k.n_spills) for k in kernels),
+        "shared_bytes": max(int(getattr(k.metadata, "shared", 0)) for k in kernels),
+        "n_kernels": len(kernels),
+    }

@@ -1,0 +1,42 @@
+"""Command line: a Hydra app over conf/ (``python -m kernelsynth [overrides]``).
+
+User errors (a broken spec, a hardware mismatch) print one line and exit with status 2;
+``verbose=true`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from .config import register_configs
+from .errors import UserError
+
+register_configs()
+
+
+CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+def _app(cfg: DictConfig) -> None:
+    from . import engine
+
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        engine.run(cfg, run_dir)
+    except UserError as e:
+        if cfg.verbose:
+            raise
+        logging.getLogger("kernelsynth").error("%s", e)
+        print(f"kernelsynth: error: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main() -> None:
+    _app()

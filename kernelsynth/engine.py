@@ -1,0 +1,144 @@
+"""The engine: spec -> observations -> trajectories -> records, with stages built from config.
+
+The engine never imports a task: the spec is found by path and its files are imported by the
+workers. The run directory is passed in (Hydra's output directory on the command line, a
+temporary folder in tests), never read from global state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from . import hardware
+from .errors import UserError
+from .spec import TaskSpec, load_spec, resolve_spec_path
+from .store import ObservationStore, atomic_write_bytes
+from .workers import WorkerPool
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    spec: TaskSpec
+    hardware: hardware.Hardware
+    observations: List[Dict[str, Any]]
+    trajectories: List[Dict[str, Any]]
+    dataset_dir: Path
+    wall_s: float
+    published: Optional[str] = None
+
+
+def probe_hardware(interpret: bool, timeout_s: float = 300) -> Dict[str, Any]:
+    """Ask a one-shot worker process what it sees (the parent never initialises CUDA)."""
+    with WorkerPool(1, env={"TRITON_INTERPRET": "1"} if interpret else {}, timeout_s=timeout_s) as pool:
+        res = pool.run("probe", {})
+    if not res.ok:
+        raise RuntimeError(f"hardware probe failed ({res.fault}): {res.error}")
+    return res.value
+
+
+def cache_dir(configured: Optional[str]) -> Path:
+    """``cache_dir`` from the config, else $KERNELSYNTH_CACHE, else ~/.cache/kernelsynth."""
+    return Path(configured or os.environ.get("KERNELSYNTH_CACHE") or "~/.cache/kernelsynth").expanduser()
+
+
+def load_task(cfg: DictConfig) -> TaskSpec:
+    t = cfg.task
+    path = resolve_spec_path(t.name, t.spec)
+    return load_spec(path, tunables=OmegaConf.to_container(t.tunables, resolve=True) or None,
+                     dtypes=list(t.dtypes) or None)
+
+
+def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:
+    """Run the three phases (and publishing) into ``run_dir``; print and return the summary."""
+    start = time.perf_counter()
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    spec = load_task(cfg)
+    log.info("task %s from %s (sha256 %s)", spec.name, spec.path, spec.sha256[:12])
+    probe = probe_hardware(bool(cfg.hw.interpret))
+    hw = hardware.resolve(config["hw"], probe)
+    for line in hardware.summary_lines(hw):
+        log.info(line)
+
+    store = ObservationStore(run_dir)
+    observations = instantiate(cfg.exploration).run(spec, hw, store, cache_dir(cfg.cache_dir), console=console)
+    trajectories = instantiate(cfg.selection).run(spec, observations, run_dir)
+    dataset_dir = instantiate(cfg.synthesis).run(spec, hw, trajectories, observations, run_dir, config)
+    published = instantiate(cfg.publish).run(dataset_dir)
+    wall = time.perf_counter() - start
+    atomic_write_bytes(run_dir / "run.json", json.dumps({
+        "task": spec.name, "spec_sha256": spec.sha256, "hardware": hw.to_dict(), "wall_s": wall,
+        "observations": len(observations), "records": sum(t["accepted"] for t in trajectories),
+        "dataset_dir": str(dataset_dir), "published": published}, indent=2, default=str).encode())
+    result = RunResult(run_dir, spec, hw, observations, trajectories, dataset_dir, wall, published)
+    print_summary(result, console)
+    return result
+
+
+def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
+    """One row per (dtype, version or baseline): the fastest verified observation and its ratios."""
+    from .stages.selection import _fastest
+
+    rows = []
+    for dtype in result.spec.dtypes:
+        obs = [o for o in result.observations if o["dtype"] == dtype and o["spec_sha256"] == result.spec.sha256]
+        groups = [(c.version, "candidate") for c in result.spec.candidates] + \
+                 [(b, "baseline") for b in result.spec.baselines]
+        best = {v: _fastest([o for o in obs if o["version"] == v and o["role"] == role]) for v, role in groups}
+        v0 = best.get(result.spec.candidates[0].version)
+        eager = best.get("eager")
+        traj = next((t for t in result.trajectories if t["dtype"] == dtype), None)
+        for v, role in groups:
+            o = best[v]
+            n = sum(1 for x in obs if x["version"] == v and x["role"] == role)
+            n_ok = sum(1 for x in obs if x["version"] == v and x["role"] == role and x["verdict"] == "accepted")
+            ms = o["median_ms"] if o else None
+            if n == 0:
+                continue
+            rows.append({
+                "dtype": dtype, "version": v, "name": o["name"] if o else "", "configs_ok": f"{n_ok}/{n}",
+                "config": " ".join(f"{k}={v}" for k, v in json.loads(o["config"]).items()) if o else "",
+                "median_ms": ms,
+                "gbps": o["achieved_gbps"] if o else None, "pct_copy": o["pct_of_copy_ceiling"] if o else None,
+                "vs_v0": v0["median_ms"] / ms if ms and v0 and v0["median_ms"] else None,
+                "vs_eager": eager["median_ms"] / ms if ms and eager and eager["median_ms"] else None,
+                "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate" else "",
+            })
+    return rows
+
+
+def print_summary(result: RunResult, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=max(150, Console().width))
+    f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
+    table = Table(title=f"kernelsynth {result.spec.name} on {result.hardware.device_name}"
+                        + (f" (copy ceiling {result.hardware.copy_gbps:.0f} GB/s)" if result.hardware.copy_gbps else ""))
+    for col in ("dtype", "version", "verified configs", "best config", "median ms", "GB/s", "% copy",
+                "x v0", "x eager", "trajectory"):
+        table.add_column(col)
+    for r in summary_rows(result):
+        table.add_row(r["dtype"], r["version"], r["configs_ok"], r["config"], f(r["median_ms"], ".4f"),
+                      f(r["gbps"], ".0f"), f(r["pct_copy"], ".1f"), f(r["vs_v0"], ".2f"), f(r["vs_eager"], ".2f"),
+                      r["trajectory"])
+    console.print(table)
+    n_rec = sum(t["accepted"] for t in result.trajectories)
+    console.print(f"{n_rec} record(s) in {result.dataset_dir}  (datasets.load_dataset('{result.dataset_dir}'))")
+    for t in result.trajectories:
+        if not t["accepted"]:
+            console.print(f"[yellow]rejected[/yellow] {t['dtype']}: " + "; ".join(t["reasons"]))
+    console.print(f"end-to-end wall time: {result.wall_s:.1f} s")

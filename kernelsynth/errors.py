@@ -1,0 +1,25 @@
+"""Errors a user can fix. The CLI prints them as one message and exits non-zero, without a
+traceback (``verbose=true`` shows it)."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A mistake in the user's input: a spec, a config or a path. Printed without a traceback."""
+
+
+class SpecError(UserError):
+    """A task spec that cannot be used.
+
+    The message names the file, the field (a dotted path such as ``shapes.verify[2]``), what was
+    expected and what was found.
+    """
+
+    def __init__(self, path, field: str, expected: str, got=None):
+        self.path, self.field, self.expected, self.got = str(path), field, expected, got
+        found = "" if got is None else f", got {got!r}"
+        super().__init__(f"{self.path}: field '{field}': expected {expected}{found}")
+
+
+class HardwareMismatchError(UserError):
+    """The named hardware target is not the GPU this machine has."""

@@ -1,0 +1,155 @@
+"""Hardware targets: detection, matching against conf/hw, and the measured ceilings.
+
+Detection runs in a spawned worker (:func:`kernelsynth.jobs.probe`); the parent never touches
+CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s) are kept per hardware fingerprint in
+``<cache_dir>/ceilings.json`` so each device is measured once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from omegaconf import OmegaConf
+
+from .errors import HardwareMismatchError
+from .store import atomic_write_bytes
+
+log = logging.getLogger(__name__)
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+@dataclass
+class Hardware:
+    """The resolved hardware of a run.
+
+    ``target``: the conf/hw name used (h200, cpu, ...). ``device_name``: what the GPU reports.
+    ``interpret``: Triton interpreter on CPU tensors (no timings). ``mismatch``: recorded on a
+    device other than the named target (``hw.allow_mismatch=true``). Peaks are datasheet values
+    (``peak_source``); ``copy_gbps`` (GB/s) and ``matmul_tflops`` (TFLOP/s) are measured here.
+    """
+
+    target: str
+    device_name: str
+    interpret: bool
+    arch: Optional[str] = None
+    sm_count: Optional[int] = None
+    l2_bytes: Optional[int] = None
+    total_mem_bytes: Optional[int] = None
+    driver: Optional[str] = None
+    torch: str = ""
+    triton: str = ""
+    cuda_runtime: Optional[str] = None
+    python: str = ""
+    mismatch: bool = False
+    peak_gbps: Optional[float] = None
+    peak_tflops: Dict[str, float] = field(default_factory=dict)
+    peak_source: str = ""
+    copy_gbps: Optional[float] = None
+    matmul_tflops: Optional[float] = None
+
+    @property
+    def device(self) -> str:
+        return "cpu" if self.interpret else "cuda"
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of what makes measurements comparable: device, driver, library versions."""
+        parts = [self.device_name, self.arch, self.sm_count, self.total_mem_bytes, self.driver,
+                 self.torch, self.triton, self.cuda_runtime, self.interpret]
+        return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self) | {"fingerprint": self.fingerprint, "device": self.device}
+
+
+def known_targets() -> Dict[str, Dict[str, Any]]:
+    """Every conf/hw/*.yaml except ``auto``, by name."""
+    out = {}
+    for f in sorted((CONF_DIR / "hw").glob("*.yaml")):
+        if f.stem != "auto":
+            out[f.stem] = OmegaConf.to_container(OmegaConf.load(f), resolve=True)
+    return out
+
+
+def resolve(hw_cfg: Dict[str, Any], probe: Dict[str, Any]) -> Hardware:
+    """Combine the configured target with what the worker detected.
+
+    Raises HardwareMismatchError when a GPU target is named but no GPU, or another GPU, is present
+    (unless ``allow_mismatch``).
+    """
+    name = hw_cfg["name"]
+    if name == "auto":
+        if not probe["cuda"]:
+            hw_cfg = known_targets()["cpu"]
+        else:
+            found = [t for t in known_targets().values()
+                     if any(m.lower() in probe["name"].lower() for m in t.get("match") or [])]
+            if found:
+                hw_cfg = found[0]
+            else:
+                log.warning("no conf/hw target matches %r: recording without datasheet peaks", probe["name"])
+                hw_cfg = {"name": "unknown", "source": "no conf/hw entry for this device"}
+    interpret = bool(hw_cfg.get("interpret"))
+    mismatch = False
+    if not interpret:
+        wanted = hw_cfg.get("match") or []
+        if not probe["cuda"]:
+            raise HardwareMismatchError(
+                f"hw={hw_cfg['name']} needs a CUDA GPU, and this machine has none. Use hw=cpu (or hw=auto) "
+                "to run on the Triton interpreter without timings.")
+        if wanted and not any(m.lower() in probe["name"].lower() for m in wanted):
+            if not hw_cfg.get("allow_mismatch"):
+                raise HardwareMismatchError(
+                    f"hw={hw_cfg['name']} expects a GPU whose name contains {wanted}, but this machine has "
+                    f"{probe['name']!r}. Use hw=auto, or hw.allow_mismatch=true to record on this device anyway "
+                    "(records are then labelled hw_mismatch=true).")
+            mismatch = True
+    return Hardware(
+        target=hw_cfg["name"], device_name=probe["name"] if not interpret else "cpu (Triton interpreter)",
+        interpret=interpret, arch=probe.get("arch") if not interpret else None,
+        sm_count=probe.get("sm_count") if not interpret else None,
+        l2_bytes=probe.get("l2_bytes") if not interpret else None,
+        total_mem_bytes=probe.get("total_mem_bytes") if not interpret else None,
+        driver=probe.get("driver"), torch=probe["torch"], triton=probe["triton"],
+        cuda_runtime=probe.get("cuda_runtime"), python=probe.get("python", ""), mismatch=mismatch,
+        peak_gbps=hw_cfg.get("peak_gbps"), peak_tflops=dict(hw_cfg.get("peak_tflops") or {}),
+        peak_source=hw_cfg.get("source", ""),
+    )
+
+
+def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[], Dict[str, float]]) -> None:
+    """Fill ``hw.copy_gbps`` and ``hw.matmul_tflops`` from ``<cache_dir>/ceilings.json``, or call
+    ``measure()`` (a worker job) once and store the result under the hardware fingerprint."""
+    if hw.interpret:
+        return
+    path = Path(cache_dir).expanduser() / "ceilings.json"
+    cache: Dict[str, Any] = {}
+    if path.is_file():
+        try:
+            cache = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            log.warning("ignoring unreadable %s", path)
+    entry = cache.get(hw.fingerprint)
+    if entry is None:
+        log.info("measuring the ceilings of %s (once per device fingerprint %s)", hw.device_name, hw.fingerprint)
+        entry = dict(measure(), device=hw.device_name, measured_at=datetime.now(timezone.utc).isoformat())
+        cache[hw.fingerprint] = entry
+        atomic_write_bytes(path, json.dumps(cache, indent=2).encode())
+    hw.copy_gbps, hw.matmul_tflops = entry["copy_gbps"], entry["matmul_tflops"]
+
+
+def summary_lines(hw: Hardware) -> List[str]:
+    if hw.interpret:
+        return ["hardware: cpu, Triton interpreter (correctness only, no timings)"]
+    lines = [f"hardware: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs) as hw={hw.target}"
+             + (" [MISMATCH: recorded on this device anyway]" if hw.mismatch else "")]
+    if hw.copy_gbps:
+        lines.append(f"ceilings: copy {hw.copy_gbps:.0f} GB/s measured (datasheet {hw.peak_gbps} GB/s), "
+                     f"bf16 matmul {hw.matmul_tflops:.0f} TFLOP/s measured")
+    return lines

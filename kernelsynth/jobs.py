@@ -1,0 +1,153 @@
+"""Jobs that run inside worker processes (see :mod:`kernelsynth.workers`).
+
+Each job takes one picklable payload (a dict) and returns a picklable dict. Nothing here runs in
+the parent process: this module imports torch and initialises CUDA.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import time
+from typing import Any, Dict
+
+import torch
+
+from . import timing
+from .loading import import_file
+from .verify import VerificationFailure, compare, run_reference, trial_seed, verify
+
+
+def _dtype(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def _driver_version() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """What this worker sees: GPU name, arch, SM count, L2 bytes, memory, driver, library versions.
+
+    ``cuda`` is False (and the GPU fields None) on a machine without a usable CUDA GPU.
+    """
+    import triton
+
+    info: Dict[str, Any] = {
+        "cuda": False, "name": platform.processor() or platform.machine() or "cpu", "arch": None,
+        "sm_count": None, "l2_bytes": None, "total_mem_bytes": None, "driver": None,
+        "torch": torch.__version__, "triton": triton.__version__, "cuda_runtime": torch.version.cuda,
+        "python": platform.python_version(), "interpret": os.environ.get("TRITON_INTERPRET") == "1",
+    }
+    if not info["interpret"] and torch.cuda.is_available():
+        p = torch.cuda.get_device_properties(0)
+        info.update(cuda=True, name=p.name, arch=f"sm_{p.major}{p.minor}", sm_count=p.multi_processor_count,
+                    l2_bytes=getattr(p, "L2_cache_size", None), total_mem_bytes=p.total_memory,
+                    driver=_driver_version())
+    return info
+
+
+def ceilings(payload: Dict[str, Any]) -> Dict[str, float]:
+    """Measured ceilings of this GPU: ``copy_gbps`` (device-to-device copy, bytes read + written,
+    GB/s) and ``matmul_tflops`` (bf16 8192^3 matmul, TFLOP/s). See :mod:`kernelsynth.timing`."""
+    return {"copy_gbps": timing.copy_bandwidth_gbps(int(payload.get("copy_bytes", 2 << 30))),
+            "matmul_tflops": timing.matmul_tflops(int(payload.get("matmul_n", 8192)))}
+
+
+def _build(cand: Dict[str, Any], ref_mod, device: torch.device):
+    """The candidate module (or None for baselines) and the callable model."""
+    init = list(ref_mod.get_init_inputs())
+    if cand["role"] == "baseline":
+        model = ref_mod.Model(*init).to(device).eval()
+        if cand["name"] == "compile":
+            torch._dynamo.reset()  # a fresh compile: no cache-size fallback to eager across jobs
+            model = torch.compile(model, dynamic=False)
+        return None, model
+    mod = import_file(cand["file"])
+    if not hasattr(mod, "ModelNew"):
+        raise AttributeError(f"{cand['file']} defines no class ModelNew(torch.nn.Module)")
+    return mod, mod.ModelNew(*init, **cand["config"]).to(device).eval()
+
+
+def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
+    """Build, verify and (on a GPU) time one candidate x config x dtype.
+
+    Returns the raw measurements: ``verdict`` ("accepted" when every trial passed, else
+    "rejected"), ``reason``, ``trials``, ``max_abs_err``, ``max_rel_err``, ``median_ms``,
+    ``p20_ms``, ``p80_ms``, ``timing_spread`` (ms; None when not timed), ``first_call_s``,
+    compile stats and ``peak_mem_bytes``. Exceptions propagate to the worker loop, which turns
+    them into a fault class.
+    """
+    device = torch.device(p["device"])
+    dtype = _dtype(p["dtype"])
+    ref_mod = import_file(p["reference"])
+    ref_model = ref_mod.Model(*ref_mod.get_init_inputs()).to(device).eval()
+    cand = p["candidate"]
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    mod, model = _build(cand, ref_mod, device)
+    out: Dict[str, Any] = {"verdict": "accepted", "reason": "", "trials": 0, "max_abs_err": None,
+                           "max_rel_err": None, "median_ms": None, "p20_ms": None, "p80_ms": None,
+                           "timing_spread": None, "first_call_s": None}
+    tol = (p.get("tolerance") or {}).get(p["dtype"])
+    common = dict(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"], tol=tol,
+                  poison_empty=cand["role"] != "baseline")
+
+    # First call (includes JIT compilation unless cached on disk), on the first verify shape.
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "first-call"))
+    first_inputs = ref_mod.get_inputs(p["verify_shapes"][0], dtype, device, gen)
+    start = time.perf_counter()
+    with torch.no_grad():
+        model(*first_inputs)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    out["first_call_s"] = time.perf_counter() - start
+
+    shapes = list(p["verify_shapes"])
+    try:
+        rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"], **common)
+        out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
+        if p.get("timing_shape") and p.get("time"):
+            big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]],
+                         trials=p["timing_shape_trials"], determinism=False, **common)
+            out["trials"] += big.trials
+            out["max_abs_err"] = max(out["max_abs_err"], big.max_abs_err)
+            out["max_rel_err"] = max(out["max_rel_err"], big.max_rel_err)
+            out.update(_time(model, ref_model, ref_mod, p, common))
+    except VerificationFailure as e:
+        out.update(verdict="rejected", reason=f"wrong output: {e}")
+    if mod is not None:
+        from .backends.triton import compile_stats
+
+        out.update(compile_stats(mod))
+    if device.type == "cuda":
+        out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
+    return out
+
+
+def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:
+    """Time the model at the timing shape, then check the output of the last timed call."""
+    dtype, device = common["dtype"], common["device"]
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "timing"))
+    inputs = list(ref_mod.get_inputs(p["timing_shape"], dtype, device, gen))
+    pristine = [x.clone() for x in inputs]
+    last = [None]
+
+    def call():
+        last[0] = model(*inputs)
+
+    with torch.no_grad():
+        t = timing.time_ms(call, p["warmup_ms"], p["rep_ms"], p["timing_repeats"])
+        ref = run_reference(ref_model, pristine, p["comparison"], dtype)
+    try:
+        compare(last[0], ref, p["comparison"], common["tol"])
+    except VerificationFailure as e:
+        raise VerificationFailure(f"output of the last timed call: {e}") from None
+    return {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],
+            "timing_spread": t["spread"]}

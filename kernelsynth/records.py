@@ -1,0 +1,201 @@
+"""The record (one dataset row) in the case format of the seeds, declared once as ``datasets.Features``.
+
+:data:`FEATURES` is the schema; :func:`build_record` renders one accepted trajectory into it.
+Every number in a record's text is formatted from an observation; none is written by hand.
+Field meanings are in references/SYNTHESIS.md (and in the dataset card, generated from
+:data:`FIELD_DOCS`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from datasets import Features, Sequence, Value
+
+from . import __version__
+from .hardware import Hardware
+from .spec import TaskSpec
+
+_f64, _i64, _str, _bool = Value("float64"), Value("int64"), Value("string"), Value("bool")
+
+VERSION_FEATURES = {
+    "version": _str, "name": _str, "technique": _str, "rationale": _str, "code": _str, "config": _str,
+    "verdict": _str, "median_ms": _f64, "p20_ms": _f64, "p80_ms": _f64, "achieved_gbps": _f64,
+    "pct_of_copy_ceiling": _f64, "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "n_regs": _i64,
+    "n_spills": _i64, "shared_bytes": _i64, "max_rel_err": _f64, "trials": _i64,
+}
+
+FEATURES = Features({
+    "id": _str,
+    "task": _str,
+    "category": _str,
+    "backend": _str,
+    "dtype": _str,
+    "hardware": {"target": _str, "name": _str, "arch": _str, "sm_count": _i64, "l2_bytes": _i64,
+                 "driver": _str, "interpret": _bool, "mismatch": _bool, "copy_gbps": _f64,
+                 "matmul_tflops": _f64, "peak_gbps": _f64, "peak_source": _str},
+    "environment": _str,
+    "question": _str,
+    "trajectory": [VERSION_FEATURES],
+    "trajectory_text": _str,
+    "answer": _str,
+    "answer_code": _str,
+    "why": _str,
+    "metrics": {"eager_ms": _f64, "compile_ms": _f64, "v0_ms": _f64, "best_ms": _f64, "best_version": _str,
+                "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "speedup_vs_compile": _f64,
+                "achieved_gbps": _f64, "pct_of_copy_ceiling": _f64, "n_regs": _i64, "n_spills": _i64,
+                "max_rel_err": _f64, "trials": _i64},
+    "verification": {"passed": _bool, "performance_verified": _bool, "comparison": _str, "trials": _i64,
+                     "shapes": Sequence(_str), "timing_shape": _str, "seed": _i64, "poisoned_outputs": _bool},
+    "messages": [{"role": _str, "content": _str}],
+    "provenance": {"kernelsynth_version": _str, "spec_sha256": _str, "torch": _str, "triton": _str,
+                   "cuda": _str, "driver": _str, "gpu": _str, "python": _str, "date": _str,
+                   "hw_fingerprint": _str, "config": _str},
+})
+
+FIELD_DOCS = {
+    "id": "stable identifier: task, dtype, hardware target and a hash of the chosen observations",
+    "task": "operator task (specs/<task>/)",
+    "category": "task category from the spec (data_movement, fused_conv, ...)",
+    "backend": "backend of the final kernel (triton, cuda)",
+    "dtype": "element dtype of the case",
+    "hardware": "device the numbers were measured on, with measured ceilings (GB/s, TFLOP/s) and datasheet peak",
+    "environment": "Initial Environment: the device, libraries and ceilings, as text",
+    "question": "Real Question: the task as posed to the engineer, with the reference code",
+    "trajectory": "versions v0..vN: technique, rationale, code, config and measured metrics (ms, GB/s, % of copy ceiling)",
+    "trajectory_text": "Real Trajectory: the versions as prose, every number from the observations",
+    "answer": "Real Answer: the final kernel and its measured result",
+    "answer_code": "source of the final (fastest verified) kernel",
+    "why": "why this case demonstrates the capability",
+    "metrics": "headline numbers: latencies (ms) of eager, torch.compile, v0 and the best version; speedups; GB/s",
+    "verification": "what was verified: trials, shapes, comparison, seed; performance_verified is false without timings",
+    "messages": "the case as a chat (system, user, assistant) for fine-tuning",
+    "provenance": "kernelsynth version, spec SHA-256, library versions, GPU, driver, date, run config",
+}
+
+
+def _fmt(x: Optional[float], spec: str = ".4f", unit: str = "") -> str:
+    return "n/a" if x is None else f"{x:{spec}}{unit}"
+
+
+def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return a / b if a and b else None
+
+
+def environment_text(hw: Hardware) -> str:
+    if hw.interpret:
+        return (f"No GPU: Triton {hw.triton} interpreter on CPU tensors (torch {hw.torch}, Python {hw.python}). "
+                "Correctness is verified; no timings are taken.")
+    l2 = f", {hw.l2_bytes / 2**20:.0f} MiB L2" if hw.l2_bytes else ""
+    text = (f"GPU: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs{l2}), driver {hw.driver}, CUDA {hw.cuda_runtime}, "
+            f"torch {hw.torch}, Triton {hw.triton}. Measured ceilings: device-to-device copy "
+            f"{_fmt(hw.copy_gbps, '.0f')} GB/s (datasheet {_fmt(hw.peak_gbps, '.0f')} GB/s), "
+            f"bf16 matmul {_fmt(hw.matmul_tflops, '.0f')} TFLOP/s.")
+    if hw.mismatch:
+        text += f" Note: requested target hw={hw.target}, recorded on this device instead."
+    return text
+
+
+def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key: Dict[str, Dict[str, Any]],
+                 run_config: Dict[str, Any], system_prompt: str) -> Dict[str, Any]:
+    """Render one accepted trajectory as a record matching :data:`FEATURES`."""
+    dtype = traj["dtype"]
+    chosen = [obs_by_key[k] for k in traj["observation_keys"]]
+    baselines = {obs_by_key[k]["version"]: obs_by_key[k] for k in traj["baseline_keys"]}
+    eager_ms = baselines.get("eager", {}).get("median_ms")
+    compile_ms = baselines.get("compile", {}).get("median_ms")
+    v0_ms = chosen[0]["median_ms"]
+    timed = v0_ms is not None
+    best = min(chosen, key=lambda o: o["median_ms"]) if timed else chosen[-1]
+    cand_by_version = {c.version: c for c in spec.candidates}
+    versions, lines, prev_ms = [], [], None
+    for o in chosen:
+        c = cand_by_version[o["version"]]
+        ms = o["median_ms"]
+        verdict = "baseline" if prev_ms is None else ("improved" if timed and ms < prev_ms else
+                                                      ("no gain" if timed else "verified"))
+        versions.append({
+            "version": c.version, "name": c.name, "technique": c.technique, "rationale": c.rationale,
+            "code": Path(c.file).read_text(), "config": o["config"], "verdict": verdict, "median_ms": ms,
+            "p20_ms": o["p20_ms"], "p80_ms": o["p80_ms"], "achieved_gbps": o["achieved_gbps"],
+            "pct_of_copy_ceiling": o["pct_of_copy_ceiling"], "speedup_vs_v0": _ratio(v0_ms, ms),
+            "speedup_vs_eager": _ratio(eager_ms, ms), "n_regs": o["n_regs"], "n_spills": o["n_spills"],
+            "shared_bytes": o["shared_bytes"], "max_rel_err": o["max_rel_err"], "trials": o["trials"],
+        })
+        line = f"{c.version} ({c.technique}). {c.rationale} "
+        if timed:
+            line += (f"Measured with config {o['config']}: {ms:.4f} ms median (p20 {o['p20_ms']:.4f}, p80 "
+                     f"{o['p80_ms']:.4f}), {o['achieved_gbps']:.0f} GB/s = {o['pct_of_copy_ceiling']:.1f}% of the "
+                     f"measured copy bandwidth, {_ratio(v0_ms, ms):.2f}x v0")
+            if eager_ms:
+                line += f", {_ratio(eager_ms, ms):.2f}x eager PyTorch"
+            line += "."
+            if o["n_regs"] is not None:
+                line += f" Compiled to {o['n_regs']} registers/thread, {o['n_spills']} spills."
+        else:
+            line += f"Verified with config {o['config']} on {o['trials']} trials (no timings on the interpreter)."
+        if verdict == "no gain":
+            line += f" No gain over {prev_version}: the earlier version stays the answer."
+        lines.append(line)
+        prev_ms, prev_version = (ms if prev_ms is None or (ms is not None and ms < prev_ms) else prev_ms), c.version
+    ref_code = spec.reference.read_text()
+    shape_txt = "x".join(str(v) for v in spec.timing_shape.values()) if spec.timing_shape else "n/a"
+    question = spec.question.format(dtype=dtype, timing_shape=shape_txt).strip() + \
+        f"\n\nReference (PyTorch):\n```python\n{ref_code.strip()}\n```"
+    trials = min(o["trials"] for o in chosen)
+    if timed:
+        answer = (f"Final kernel: {best['version']} ({cand_by_version[best['version']].technique}), config "
+                  f"{best['config']}. At {shape_txt} {dtype} it runs in {best['median_ms']:.4f} ms, "
+                  f"{best['achieved_gbps']:.0f} GB/s = {best['pct_of_copy_ceiling']:.1f}% of the measured copy "
+                  f"bandwidth; {_ratio(v0_ms, best['median_ms']):.2f}x v0")
+        if eager_ms:
+            answer += f", {_ratio(eager_ms, best['median_ms']):.2f}x eager ({eager_ms:.4f} ms)"
+        if compile_ms:
+            answer += f", {_ratio(compile_ms, best['median_ms']):.2f}x torch.compile ({compile_ms:.4f} ms)"
+        answer += f". Verified bit-for-bit on {trials} trials." if spec.comparison == "exact" else \
+            f". Verified on {trials} trials, max relative error {best['max_rel_err']:.2e}."
+    else:
+        answer = (f"Final kernel: {best['version']} ({cand_by_version[best['version']].technique}), verified on "
+                  f"{trials} trials through the Triton interpreter; not performance-verified (no GPU timings).")
+    answer_code = Path(cand_by_version[best["version"]].file).read_text()
+    why = spec.why.strip()
+    if timed:
+        why += (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first version and "
+                f"{best['pct_of_copy_ceiling']:.1f}% of the copy ceiling.")
+    trajectory_text = "\n\n".join(lines)
+    messages = [{"role": "system", "content": system_prompt},
+                {"role": "user", "content": environment_text(hw) + "\n\n" + question},
+                {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```python\n"
+                 + answer_code.strip() + "\n```"}]
+    return {
+        "id": f"{spec.name}-{dtype}-{hw.target}-{traj['trajectory_id'][:12]}",
+        "task": spec.name, "category": spec.category, "backend": cand_by_version[best["version"]].backend,
+        "dtype": dtype,
+        "hardware": {"target": hw.target, "name": hw.device_name, "arch": hw.arch, "sm_count": hw.sm_count,
+                     "l2_bytes": hw.l2_bytes, "driver": hw.driver, "interpret": hw.interpret,
+                     "mismatch": hw.mismatch, "copy_gbps": hw.copy_gbps, "matmul_tflops": hw.matmul_tflops,
+                     "peak_gbps": hw.peak_gbps, "peak_source": hw.peak_source},
+        "environment": environment_text(hw), "question": question, "trajectory": versions,
+        "trajectory_text": trajectory_text, "answer": answer, "answer_code": answer_code, "why": why,
+        "metrics": {"eager_ms": eager_ms, "compile_ms": compile_ms, "v0_ms": v0_ms,
+                    "best_ms": best["median_ms"], "best_version": best["version"],
+                    "speedup_vs_v0": _ratio(v0_ms, best["median_ms"]),
+                    "speedup_vs_eager": _ratio(eager_ms, best["median_ms"]),
+                    "speedup_vs_compile": _ratio(compile_ms, best["median_ms"]),
+                    "achieved_gbps": best["achieved_gbps"], "pct_of_copy_ceiling": best["pct_of_copy_ceiling"],
+                    "n_regs": best["n_regs"], "n_spills": best["n_spills"], "max_rel_err": best["max_rel_err"],
+                    "trials": trials},
+        "verification": {"passed": True, "performance_verified": bool(traj["performance_verified"]),
+                         "comparison": spec.comparison, "trials": trials,
+                         "shapes": ["x".join(str(v) for v in s.values()) for s in json.loads(best["verify_shapes"])],
+                         "timing_shape": shape_txt if timed else None, "seed": int(run_config["exploration"]["seed"]),
+                         "poisoned_outputs": True},
+        "messages": messages,
+        "provenance": {"kernelsynth_version": __version__, "spec_sha256": spec.sha256, "torch": hw.torch,
+                       "triton": hw.triton, "cuda": hw.cuda_runtime, "driver": hw.driver, "gpu": hw.device_name,
+                       "python": hw.python, "date": datetime.now(timezone.utc).date().isoformat(),
+                       "hw_fingerprint": hw.fingerprint, "config": json.dumps(run_config, sort_keys=True)},
+    }

@@ -1,0 +1,169 @@
+"""Exploration: build, verify, time and profile every candidate x config x dtype.
+
+Input: a :class:`~kernelsynth.spec.TaskSpec` and the resolved :class:`~kernelsynth.hardware.Hardware`.
+Output: observation rows (:data:`kernelsynth.store.OBSERVATION_SCHEMA`), one per attempt, failures
+included with their fault class and reason, appended to ``<run dir>/observations/`` as each
+completes. Work whose content key is already on disk is skipped (a re-run resumes).
+The contract is references/EXPLORATION.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from .. import __version__
+from ..hardware import Hardware, load_or_measure_ceilings
+from ..spec import TaskSpec
+from ..store import ObservationStore, content_key
+from ..workers import JobResult, WorkerPool
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Job:
+    """One attempt to run: what the worker gets (``payload``) and the observation's identity."""
+
+    key: str
+    row: Dict[str, Any]
+    payload: Dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        r = self.row
+        return f"{r['version']} {r['name']} {r['dtype']} {r['config']}"
+
+
+class Exploration:
+    """See module docstring; settings are documented in conf/exploration/default.yaml."""
+
+    def __init__(self, trials: int = 5, timing_shape_trials: int = 1, seed: int = 0, warmup_ms: float = 25,
+                 rep_ms: float = 100, timing_repeats: int = 2, timeout_s: float = 600,
+                 workers: Optional[int] = None, interpreter_max_configs: int = 1, baselines: bool = True,
+                 progress: bool = True):
+        if trials < 1:
+            raise ValueError("exploration.trials must be at least 1")
+        self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
+        self.warmup_ms, self.rep_ms, self.timing_repeats = warmup_ms, rep_ms, timing_repeats
+        self.timeout_s, self.workers = timeout_s, workers
+        self.interpreter_max_configs, self.baselines, self.progress = interpreter_max_configs, baselines, progress
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, spec: TaskSpec, hw: Hardware) -> List[Job]:
+        """Every job of the run, in a stable order: dtype, then candidates (v0..vN), then baselines."""
+        timed = not hw.interpret and spec.timing_shape is not None
+        shapes = spec.interpret_shapes if hw.interpret else spec.verify_shapes
+        jobs = []
+        for dtype in spec.dtypes:
+            work = spec.work_model(spec.timing_shape, dtype) if spec.timing_shape else {"bytes": None, "flops": None}
+            entries = []
+            for cand in spec.candidates:
+                configs = cand.configs()
+                if hw.interpret:
+                    configs = cand.configs(spec.interpret_tunables)[: max(1, self.interpreter_max_configs)]
+                for cfg in configs:
+                    entries.append(dict(role="candidate", version=cand.version, name=cand.name,
+                                        backend=cand.backend, file=str(cand.file), config=cfg))
+            if self.baselines and timed:
+                for b in spec.baselines:
+                    entries.append(dict(role="baseline", version=b, name=b, backend="torch", file=None, config={}))
+            for e in entries:
+                payload = {
+                    "reference": str(spec.reference), "candidate": e, "dtype": dtype,
+                    "verify_shapes": shapes, "timing_shape": spec.timing_shape if timed else None,
+                    "time": timed, "trials": self.trials, "timing_shape_trials": self.timing_shape_trials,
+                    "seed": self.seed, "comparison": spec.comparison, "tolerance": spec.tolerance,
+                    "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
+                    "device": hw.device,
+                }
+                key = content_key(spec=spec.sha256, candidate=e, dtype=dtype, shapes=shapes,
+                                  timing_shape=payload["timing_shape"], trials=self.trials,
+                                  timing_shape_trials=self.timing_shape_trials, seed=self.seed,
+                                  hw=hw.fingerprint, kernelsynth=__version__,
+                                  timing=[self.warmup_ms, self.rep_ms, self.timing_repeats])
+                row = {
+                    "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e["role"],
+                    "version": e["version"], "name": e["name"], "backend": e["backend"],
+                    "config": json.dumps(e["config"], sort_keys=True), "dtype": dtype,
+                    "verify_shapes": json.dumps(shapes),
+                    "timing_shape": json.dumps(spec.timing_shape) if timed else None,
+                    "bytes": work["bytes"], "flops": work["flops"], "device": hw.device_name,
+                    "hw_fingerprint": hw.fingerprint, "interpret": hw.interpret,
+                }
+                jobs.append(Job(key, row, payload))
+        return jobs
+
+    # ------------------------------------------------------------------ running
+    def run(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, cache_dir: Path,
+            console=None) -> List[Dict[str, Any]]:
+        """Run every planned job not yet on disk; return all observations of the run directory."""
+        jobs = self.plan(spec, hw)
+        todo = [j for j in jobs if not store.has(j.key)]
+        if len(todo) < len(jobs):
+            log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
+        env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
+        n_workers = self.workers or 1
+        with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s) as pool:
+            if not hw.interpret:
+                def measure():
+                    res = pool.run("ceilings", {})
+                    if not res.ok:
+                        raise RuntimeError(f"measuring the ceilings failed ({res.fault}): {res.error}")
+                    return res.value
+                load_or_measure_ceilings(hw, cache_dir, measure)
+            if todo:
+                self._run_jobs(pool, todo, hw, store, console)
+        return store.read()
+
+    def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        counts = {"accepted": 0, "rejected": 0}
+        with Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.description}"), console=console, disable=not self.progress,
+                      transient=False) as bar:
+            task = bar.add_task("", total=len(todo))
+            for idx, result in pool.map("evaluate", [j.payload for j in todo],
+                                        on_start=lambda i: bar.update(task, description=todo[i].label)):
+                job = todo[idx]
+                row = observation_row(job, result, hw)
+                store.append(row)
+                counts[row["verdict"]] += 1
+                bar.advance(task)
+                msg = f"{row['verdict']:8s} {job.label}"
+                if row.get("median_ms") is not None:
+                    msg += f"  {row['median_ms']:.4f} ms  {row['achieved_gbps']:.0f} GB/s"
+                if row.get("reason"):
+                    msg += f"  ({row['reason'][:160]})"
+                log.info(msg)
+        log.info("exploration: %d accepted, %d rejected observations", counts["accepted"], counts["rejected"])
+
+
+def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]:
+    """The observation for one finished job: raw worker measurements plus derived metrics
+    (achieved GB/s = bytes / median; % of the measured copy ceiling; roofline floor in ms)."""
+    row = dict(job.row, timestamp=datetime.now(timezone.utc).isoformat(), wall_s=result.seconds)
+    if not result.ok:
+        return row | {"verdict": "rejected", "fault": result.fault,
+                      "reason": f"{result.fault}: {result.error.splitlines()[0] if result.error else ''}"[:2000]
+                                + ("\n" + result.error[-3000:] if result.error else "")}
+    v = result.value
+    row.update({k: v.get(k) for k in ("verdict", "reason", "trials", "max_abs_err", "max_rel_err", "median_ms",
+                                       "p20_ms", "p80_ms", "timing_spread", "n_regs", "n_spills", "shared_bytes",
+                                       "n_kernels", "first_call_s", "peak_mem_bytes")})
+    row["fault"] = "ok" if v["verdict"] == "accepted" else "wrong_output"
+    ms = row["median_ms"]
+    if ms and row["bytes"]:
+        row["achieved_gbps"] = row["bytes"] / (ms * 1e-3) / 1e9
+        if hw.copy_gbps:
+            row["pct_of_copy_ceiling"] = 100.0 * row["achieved_gbps"] / hw.copy_gbps
+            row["floor_ms"] = row["bytes"] / (hw.copy_gbps * 1e9) * 1e3
+    if ms and row["flops"]:
+        row["achieved_tflops"] = row["flops"] / (ms * 1e-3) / 1e12
+    return row

@@ -1,0 +1,121 @@
+"""Selection: keep only trajectories that are correct and really faster, with every rejection's reason.
+
+Input: observation rows. Output: one trajectory per (task, dtype), accepted or rejected, with the
+reasons, written to ``<run dir>/trajectories.parquet``. The rules are references/SELECTION.md:
+
+1. every version of the ladder has a verified observation (every trial of every shape passed);
+   with ``require_all_configs_correct`` a single wrong config rejects the version;
+2. each version is represented by its fastest verified config (by median latency);
+3. timed runs only: no chosen latency is below the roofline floor (bytes / measured copy GB/s);
+4. timed runs only: the repeated timings of each chosen version agree within ``max_timing_spread``;
+5. timed runs only: the last version beats the first (v0) by at least ``min_speedup``.
+On the interpreter (no timings) rules 3-5 cannot be checked: the trajectory is accepted on
+correctness alone and marked ``performance_verified = false``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pyarrow as pa
+
+from ..spec import TaskSpec
+from ..store import atomic_write_table, content_key, rows_to_table
+
+log = logging.getLogger(__name__)
+
+TRAJECTORY_SCHEMA = pa.schema([
+    ("trajectory_id", pa.string()),
+    ("task", pa.string()),
+    ("dtype", pa.string()),
+    ("accepted", pa.bool_()),
+    ("performance_verified", pa.bool_()),
+    ("reasons", pa.list_(pa.string())),
+    ("versions", pa.list_(pa.string())),        # version labels in ladder order
+    ("observation_keys", pa.list_(pa.string())),  # the chosen observation of each version (null: none)
+    ("baseline_keys", pa.list_(pa.string())),     # chosen baseline observations (eager, compile)
+    ("speedup_last_vs_first", pa.float64()),
+])
+
+
+def _fastest(obs: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    ok = [o for o in obs if o["verdict"] == "accepted"]
+    if not ok:
+        return None
+    return min(ok, key=lambda o: (o["median_ms"] if o["median_ms"] is not None else float("inf"), o["config"]))
+
+
+class Selection:
+    """See module docstring; settings are documented in conf/selection/default.yaml."""
+
+    def __init__(self, min_speedup: float = 1.5, max_timing_spread: float = 0.05,
+                 require_all_configs_correct: bool = False, reject_below_floor: bool = True):
+        self.min_speedup, self.max_timing_spread = min_speedup, max_timing_spread
+        self.require_all_configs_correct, self.reject_below_floor = require_all_configs_correct, reject_below_floor
+
+    def run(self, spec: TaskSpec, observations: List[Dict[str, Any]], run_dir: Optional[Path] = None
+            ) -> List[Dict[str, Any]]:
+        """Build and judge one trajectory per dtype; write trajectories.parquet when ``run_dir``."""
+        by = defaultdict(list)
+        for o in observations:
+            if o["task"] == spec.name and o["spec_sha256"] == spec.sha256:
+                by[(o["dtype"], o["role"], o["version"])].append(o)
+        out = []
+        for dtype in spec.dtypes:
+            out.append(self.judge(spec, dtype, by))
+        if run_dir is not None:
+            atomic_write_table(Path(run_dir) / "trajectories.parquet", rows_to_table(out, TRAJECTORY_SCHEMA))
+        for t in out:
+            log.info("trajectory %s %s: %s%s", spec.name, t["dtype"], "accepted" if t["accepted"] else "rejected",
+                     "" if t["accepted"] else " (" + "; ".join(t["reasons"]) + ")")
+        return out
+
+    def judge(self, spec: TaskSpec, dtype: str, by) -> Dict[str, Any]:
+        reasons: List[str] = []
+        chosen: List[Optional[Dict[str, Any]]] = []
+        for cand in spec.candidates:
+            obs = by.get((dtype, "candidate", cand.version), [])
+            best = _fastest(obs)
+            if not obs:
+                reasons.append(f"{cand.version}: no observation")
+            elif best is None:
+                first = next(o for o in obs if o["verdict"] != "accepted")
+                reasons.append(f"{cand.version}: no config verified (e.g. {first['config']}: "
+                               f"{first['reason'].splitlines()[0][:300]})")
+            elif self.require_all_configs_correct:
+                bad = [o for o in obs if o["verdict"] != "accepted"]
+                if bad:
+                    reasons.append(f"{cand.version}: {len(bad)} of {len(obs)} configs rejected "
+                                   f"(e.g. {bad[0]['config']}: {bad[0]['reason'].splitlines()[0][:300]})")
+            chosen.append(best)
+        timed = all(c is not None and c["median_ms"] is not None for c in chosen)
+        speedup = None
+        if timed:
+            for c in chosen:
+                if self.reject_below_floor and c["floor_ms"] and c["median_ms"] < c["floor_ms"]:
+                    reasons.append(f"{c['version']}: {c['median_ms']:.4f} ms is below the roofline floor "
+                                   f"{c['floor_ms']:.4f} ms (bytes / measured copy bandwidth): a timing artefact")
+                if c["timing_spread"] is not None and c["timing_spread"] > self.max_timing_spread:
+                    reasons.append(f"{c['version']}: repeated timings differ by {100 * c['timing_spread']:.1f}% "
+                                   f"(> {100 * self.max_timing_spread:.0f}%)")
+            speedup = chosen[0]["median_ms"] / chosen[-1]["median_ms"]
+            if speedup < self.min_speedup:
+                reasons.append(f"{chosen[-1]['version']} is {speedup:.2f}x {chosen[0]['version']}, "
+                               f"below the minimum speedup {self.min_speedup:.2f}x")
+        baselines = [_fastest(by.get((dtype, "baseline", b), [])) for b in spec.baselines]
+        keys = [c["key"] if c else None for c in chosen]
+        return {
+            "trajectory_id": content_key(task=spec.name, spec=spec.sha256, dtype=dtype, keys=keys),
+            "task": spec.name, "dtype": dtype, "accepted": not reasons,
+            "performance_verified": timed and not reasons,
+            "reasons": reasons, "versions": [c.version for c in spec.candidates], "observation_keys": keys,
+            "baseline_keys": [b["key"] for b in baselines if b is not None], "speedup_last_vs_first": speedup,
+        }
+
+
+def config_of(obs: Dict[str, Any]) -> Dict[str, Any]:
+    return json.loads(obs["config"])

@@ -1,0 +1,189 @@
+"""Worker processes: the only place CUDA (or the Triton interpreter) is initialised.
+
+:class:`WorkerPool` spawns ``n`` processes (``multiprocessing`` spawn context, so the parent's
+state never leaks in) and runs jobs -- functions of :mod:`kernelsynth.jobs` called by name -- on
+them. Whatever a job does, the parent gets a :class:`JobResult`:
+
+* ``ok``: the function returned;
+* a fault class when it did not: ``compile_error``, ``exception``, ``cuda_error`` (an illegal
+  memory access or other sticky CUDA error), ``oom``, ``exit_called`` (sys.exit), ``crashed``
+  (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit).
+
+After ``cuda_error``, ``crashed`` and ``timeout`` the worker is killed and replaced, so the next
+job starts on a clean CUDA context. See references/EXPLORATION.md, "Isolation".
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+
+#: Fault classes after which the worker's process (and CUDA context) is not reused.
+RESTART_FAULTS = {"cuda_error", "crashed", "timeout", "exit_called"}
+
+
+@dataclass
+class JobResult:
+    """What one job produced. ``value`` when ``fault == "ok"``; else ``error`` holds the message."""
+
+    fault: str
+    value: Any = None
+    error: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.fault == "ok"
+
+
+def classify(exc: BaseException) -> str:
+    """Map an exception raised inside a worker to a fault class (see module docstring)."""
+    if isinstance(exc, SystemExit):
+        return "exit_called"
+    name = type(exc).__name__
+    text = str(exc)
+    if name == "OutOfMemoryError" or "out of memory" in text.lower():
+        return "oom"
+    if name in ("CompilationError", "CompileTimeAssertionFailure") or "compil" in type(exc).__module__:
+        return "compile_error"
+    if "CUDA error" in text or "illegal memory access" in text or "unspecified launch failure" in text \
+            or "AcceleratorError" in name:
+        return "cuda_error"
+    return "exception"
+
+
+def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
+    os.environ.update(env)
+    from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
+
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if msg is None:
+            return
+        name, payload = msg
+        start = time.perf_counter()
+        try:
+            value = getattr(jobs, name)(payload)
+            result = JobResult("ok", value, seconds=time.perf_counter() - start)
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes an observation
+            fault = classify(exc)
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            result = JobResult(fault, error=f"{type(exc).__name__}: {exc}"[:2000] + "\n" + tb[-4000:],
+                               seconds=time.perf_counter() - start)
+        try:
+            conn.send(result)
+        except Exception:  # the result itself could not be pickled
+            conn.send(JobResult("exception", error="job result could not be sent to the parent"))
+        if result.fault in RESTART_FAULTS:
+            return
+
+
+class _Worker:
+    def __init__(self, ctx, env):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, env), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job: Optional[Tuple[int, float]] = None  # (job index, start time)
+
+    def kill(self):
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(timeout=10)
+        self.conn.close()
+
+
+class WorkerPool:
+    """``n`` spawned worker processes with a per-job timeout.
+
+    ``env`` is applied in each worker before :mod:`kernelsynth.jobs` is imported (for example
+    ``{"TRITON_INTERPRET": "1"}``). Use as a context manager; :meth:`map` yields
+    ``(index, JobResult)`` as jobs complete, in completion order.
+    """
+
+    def __init__(self, n: int = 1, env: Optional[Dict[str, str]] = None, timeout_s: float = 600.0):
+        self.n, self.env, self.timeout_s = max(1, int(n)), dict(env or {}), float(timeout_s)
+        self._ctx = mp.get_context("spawn")
+        self._workers: List[_Worker] = []
+
+    def __enter__(self) -> "WorkerPool":
+        self._workers = [_Worker(self._ctx, self.env) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for w in self._workers:
+            try:
+                if w.proc.is_alive():
+                    w.conn.send(None)
+                    w.proc.join(timeout=5)
+            except Exception:
+                pass
+            w.kill()
+        self._workers = []
+
+    def run(self, name: str, payload: Any) -> JobResult:
+        """Run one job and wait for it."""
+        return next(iter(self.map(name, [payload])))[1]
+
+    def map(self, name: str, payloads: Iterable[Any],
+            on_start: Optional[Callable[[int], None]] = None) -> Iterator[Tuple[int, JobResult]]:
+        if not self._workers:
+            self.__enter__()
+        todo = list(enumerate(payloads))[::-1]
+        busy: Dict[Connection, _Worker] = {}
+        idle = list(self._workers)
+        while todo or busy:
+            while todo and idle:
+                w = idle.pop()
+                idx, payload = todo.pop()
+                try:
+                    w.conn.send((name, payload))
+                except (BrokenPipeError, OSError):
+                    w = self._replace(w)
+                    w.conn.send((name, payload))
+                w.job = (idx, time.monotonic())
+                busy[w.conn] = w
+                if on_start:
+                    on_start(idx)
+            deadline = min(w.job[1] for w in busy.values()) + self.timeout_s
+            ready = wait(list(busy), timeout=max(0.0, deadline - time.monotonic()))
+            for conn in ready:
+                w = busy.pop(conn)
+                idx, start = w.job
+                try:
+                    result = conn.recv()
+                except (EOFError, OSError):
+                    w.proc.join(timeout=5)
+                    code = w.proc.exitcode
+                    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+                    result = JobResult("crashed", error=f"worker process {how} during the job",
+                                       seconds=time.monotonic() - start)
+                if result.fault in RESTART_FAULTS:
+                    w = self._replace(w)
+                idle.append(w)
+                yield idx, result
+            now = time.monotonic()
+            for conn, w in list(busy.items()):
+                idx, start = w.job
+                if now - start >= self.timeout_s:
+                    del busy[conn]
+                    idle.append(self._replace(w))
+                    yield idx, JobResult("timeout", error=f"no result within {self.timeout_s:.0f} s; worker killed",
+                                         seconds=now - start)
+
+    def _replace(self, w: _Worker) -> _Worker:
+        w.kill()
+        new = _Worker(self._ctx, self.env)
+        self._workers[self._workers.index(w)] = new
+        return new
