@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 from .. import __version__
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..spec import TaskSpec
-from ..store import ObservationStore, content_key
+from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
 from ..workers import JobResult, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,10 @@ class Exploration:
                 load_or_measure_ceilings(hw, cache_dir, measure)
             if todo:
                 self._run_jobs(pool, todo, hw, store, console)
-        return store.read()
+        rows = store.read()
+        # One consolidated table for users and plots; the shards stay the source of truth for resume.
+        atomic_write_table(store.dir.parent / "observations.parquet", rows_to_table(rows, OBSERVATION_SCHEMA))
+        return rows
 
     def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

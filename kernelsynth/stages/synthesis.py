@@ -60,7 +60,7 @@ def dataset_card(spec: TaskSpec, hw: Hardware, records: List[Dict[str, Any]], tr
         "license": "apache-2.0",
         "tags": ["kernels", "triton", "gpu", "code", "kernelsynth"],
         "configs": [{"config_name": "default", "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}]}],
-        "dataset_info": {"features": FEATURES._to_yaml_list(), "splits": [{"name": split, "num_examples": len(records)}]},
+        "dataset_info": {"features": FEATURES._to_yaml_list()},
     }
     lines = ["---", yaml.safe_dump(header, sort_keys=False).rstrip(), "---", "",
              f"# kernelsynth: {spec.name}", "",
