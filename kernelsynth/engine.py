@@ -99,7 +99,7 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                  [(b, "baseline") for b in result.spec.baselines]
         best = {v: _fastest([o for o in obs if o["version"] == v and o["role"] == role]) for v, role in groups}
         v0 = best.get(result.spec.candidates[0].version)
-        eager = best.get("eager")
+        eager, comp = best.get("eager"), best.get("compile")
         traj = next((t for t in result.trajectories if t["dtype"] == dtype), None)
         for v, role in groups:
             o = best[v]
@@ -115,6 +115,7 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 "gbps": o["achieved_gbps"] if o else None, "pct_copy": o["pct_of_copy_ceiling"] if o else None,
                 "vs_v0": v0["median_ms"] / ms if ms and v0 and v0["median_ms"] else None,
                 "vs_eager": eager["median_ms"] / ms if ms and eager and eager["median_ms"] else None,
+                "vs_compile": comp["median_ms"] / ms if ms and comp and comp["median_ms"] else None,
                 "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate" else "",
             })
     return rows
@@ -129,12 +130,12 @@ def print_summary(result: RunResult, console=None) -> None:
     table = Table(title=f"kernelsynth {result.spec.name} on {result.hardware.device_name}"
                         + (f" (copy ceiling {result.hardware.copy_gbps:.0f} GB/s)" if result.hardware.copy_gbps else ""))
     for col in ("dtype", "version", "verified configs", "best config", "median ms", "GB/s", "% copy",
-                "x v0", "x eager", "trajectory"):
+                "x v0", "x eager", "x compile", "trajectory"):
         table.add_column(col)
     for r in summary_rows(result):
         table.add_row(r["dtype"], r["version"], r["configs_ok"], r["config"], f(r["median_ms"], ".4f"),
                       f(r["gbps"], ".0f"), f(r["pct_copy"], ".1f"), f(r["vs_v0"], ".2f"), f(r["vs_eager"], ".2f"),
-                      r["trajectory"])
+                      f(r["vs_compile"], ".2f"), r["trajectory"])
     console.print(table)
     n_rec = sum(t["accepted"] for t in result.trajectories)
     console.print(f"{n_rec} record(s) in {result.dataset_dir}  (datasets.load_dataset('{result.dataset_dir}'))")

@@ -49,7 +49,7 @@ def classify(exc: BaseException) -> str:
     text = str(exc)
     if name == "OutOfMemoryError" or "out of memory" in text.lower():
         return "oom"
-    if name in ("CompilationError", "CompileTimeAssertionFailure") or "compil" in type(exc).__module__:
+    if name in ("CompilationError", "CompileTimeAssertionFailure", "InterpreterError") or "compil" in type(exc).__module__:
         return "compile_error"
     if "CUDA error" in text or "illegal memory access" in text or "unspecified launch failure" in text \
             or "AcceleratorError" in name:
