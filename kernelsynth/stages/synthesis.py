@@ -8,6 +8,7 @@ Input: the trajectories from selection and the observations they point to. Outpu
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 from pathlib import Path
@@ -46,20 +47,26 @@ class Synthesis:
             Dataset.from_dict({k: [] for k in FEATURES}, features=FEATURES)
         tmp = data / f".{self.split}.parquet.tmp"
         ds.to_parquet(str(tmp))
-        tmp.replace(data / f"{self.split}-00000-of-00001.parquet")
-        atomic_write_bytes(out / "README.md", dataset_card(spec, hw, records, trajectories, self.split).encode())
+        final = data / f"{self.split}-00000-of-00001.parquet"
+        tmp.replace(final)
+        # datasets caches a local folder under (folder name, config name) without looking at the
+        # files, so every run's folder "dataset" would load the first one's cache: a config name
+        # derived from the content keeps each dataset's cache its own.
+        config_name = f"{spec.name}-{hashlib.sha256(final.read_bytes()).hexdigest()[:12]}"
+        atomic_write_bytes(out / "README.md",
+                           dataset_card(spec, hw, records, trajectories, self.split, config_name).encode())
         log.info("synthesis: %d records (%d trajectories rejected) -> %s", len(records),
                  sum(not t["accepted"] for t in trajectories), out)
         return out
 
 
 def dataset_card(spec: TaskSpec, hw: Hardware, records: List[Dict[str, Any]], trajectories: List[Dict[str, Any]],
-                 split: str) -> str:
+                 split: str, config_name: str) -> str:
     """The README.md card: YAML header (configs, features) and a body generated from the data."""
     header = {
         "license": "apache-2.0",
         "tags": ["kernels", "triton", "gpu", "code", "kernelsynth"],
-        "configs": [{"config_name": "default", "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}]}],
+        "configs": [{"config_name": config_name, "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}]}],
         "dataset_info": {"features": FEATURES._to_yaml_list()},
     }
     lines = ["---", yaml.safe_dump(header, sort_keys=False).rstrip(), "---", "",

@@ -1,0 +1,60 @@
+"""Hardware resolution: auto detection, mismatch errors and the allow_mismatch label."""
+
+import json
+
+import pytest
+
+from kernelsynth import hardware
+from kernelsynth.errors import HardwareMismatchError
+
+H200 = {"cuda": True, "name": "NVIDIA H200", "arch": "sm_90", "sm_count": 132, "l2_bytes": 62914560,
+        "total_mem_bytes": 150109880320, "driver": "580.159.04", "torch": "2.11", "triton": "3.6",
+        "cuda_runtime": "13.0", "python": "3.12"}
+NO_GPU = {"cuda": False, "name": "x86_64", "torch": "2.13", "triton": "3.9", "python": "3.11"}
+
+
+def hw_cfg(name, **kw):
+    return {**hardware.known_targets().get(name, {"name": name}), **kw}
+
+
+def test_auto_detects_the_gpu_and_falls_back_to_cpu():
+    hw = hardware.resolve({"name": "auto"}, H200)
+    assert (hw.target, hw.interpret, hw.peak_gbps, hw.mismatch) == ("h200", False, 4800.0, False)
+    cpu = hardware.resolve({"name": "auto"}, NO_GPU)
+    assert cpu.target == "cpu" and cpu.interpret and cpu.device == "cpu"
+
+
+def test_named_target_on_another_gpu_is_an_error():
+    with pytest.raises(HardwareMismatchError, match="H200.*allow_mismatch"):
+        hardware.resolve(hw_cfg("a100"), H200)
+
+
+def test_named_gpu_without_a_gpu_is_an_error():
+    with pytest.raises(HardwareMismatchError, match="hw=cpu"):
+        hardware.resolve(hw_cfg("h100"), NO_GPU)
+
+
+def test_allow_mismatch_records_on_the_actual_device_labelled():
+    hw = hardware.resolve(hw_cfg("a100", allow_mismatch=True), H200)
+    assert hw.mismatch and hw.device_name == "NVIDIA H200" and hw.target == "a100"
+
+
+def test_fingerprint_changes_with_the_driver():
+    a = hardware.resolve({"name": "auto"}, H200)
+    b = hardware.resolve({"name": "auto"}, {**H200, "driver": "999"})
+    assert a.fingerprint != b.fingerprint
+
+
+def test_ceilings_are_measured_once_per_fingerprint(tmp_path):
+    hw = hardware.resolve({"name": "auto"}, H200)
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return {"copy_gbps": 4000.0, "matmul_tflops": 700.0}
+
+    hardware.load_or_measure_ceilings(hw, tmp_path, measure)
+    hw2 = hardware.resolve({"name": "auto"}, H200)
+    hardware.load_or_measure_ceilings(hw2, tmp_path, measure)
+    assert calls == [1] and hw2.copy_gbps == 4000.0 and hw2.matmul_tflops == 700.0
+    assert hw.fingerprint in json.loads((tmp_path / "ceilings.json").read_text())

@@ -1,0 +1,131 @@
+"""The whole pipeline on the CPU (Triton interpreter): dataset, isolation, resume, CLI errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, ROOT, compose
+from kernelsynth import engine
+
+FAST = ["hw=cpu", "exploration.trials=2", "exploration.progress=false"]
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run")
+    cfg = compose(FAST + ["task=flip2d", "task.dtypes=[float32,bfloat16]", f"cache_dir={run_dir / 'cache'}"])
+    return engine.run(cfg, run_dir)
+
+
+def test_cpu_run_writes_a_dataset_that_loads_with_the_declared_schema(cpu_run):
+    import datasets
+
+    from kernelsynth.records import FEATURES
+
+    ds = datasets.load_dataset(str(cpu_run.dataset_dir), split="train")
+    assert ds.features == FEATURES
+    assert sorted(ds["dtype"]) == ["bfloat16", "float32"]
+    rec = ds[0]
+    assert rec["task"] == "flip2d" and rec["hardware"]["interpret"] is True
+    assert rec["verification"]["performance_verified"] is False and rec["verification"]["passed"] is True
+    assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2"]
+    assert rec["verification"]["trials"] == 2 * 6  # trials x interpreter shapes
+    assert "N - 1 - cols" in rec["trajectory"][1]["code"]
+    assert rec["answer_code"] == rec["trajectory"][-1]["code"]
+    assert rec["metrics"]["best_ms"] is None  # no timings on the interpreter
+    assert [m["role"] for m in rec["messages"]] == ["system", "user", "assistant"]
+    assert rec["provenance"]["spec_sha256"] == cpu_run.spec.sha256
+    card = (cpu_run.dataset_dir / "README.md").read_text()
+    assert "configs:" in card and "data/train-*.parquet" in card
+
+
+def test_observations_are_on_disk_one_per_job(cpu_run):
+    import pyarrow.parquet as pq
+
+    shards = list((cpu_run.run_dir / "observations").glob("*.parquet"))
+    assert len(shards) == 2 * 3  # dtypes x candidates (one config each on the interpreter)
+    table = pq.read_table(cpu_run.run_dir / "observations.parquet")
+    assert table.num_rows == 6 and set(table.column("verdict").to_pylist()) == {"accepted"}
+    assert json.loads((cpu_run.run_dir / "run.json").read_text())["records"] == 2
+
+
+def test_rerun_in_the_same_directory_skips_finished_work_and_gives_the_same_records(cpu_run):
+    import datasets
+
+    before = datasets.load_dataset(str(cpu_run.dataset_dir), split="train")["id"]
+    shard = next((cpu_run.run_dir / "observations").glob("*.parquet"))
+    mtime = shard.stat().st_mtime_ns
+    cfg = compose(FAST + ["task=flip2d", "task.dtypes=[float32,bfloat16]", f"cache_dir={cpu_run.run_dir / 'cache'}"])
+    again = engine.run(cfg, cpu_run.run_dir)
+    assert shard.stat().st_mtime_ns == mtime
+    assert datasets.load_dataset(str(again.dataset_dir), split="train")["id"] == before
+
+
+def test_faulty_kernels_become_rejected_observations(tmp_path):
+    cfg = compose(FAST + [f"task.spec={FIXTURES / 'faulty'}"])
+    res = engine.run(cfg, tmp_path)
+    by_version = {o["version"]: o for o in res.observations}
+    assert by_version["v0"]["verdict"] == "accepted"
+    assert by_version["v1"]["fault"] == "exception" and "deliberate failure" in by_version["v1"]["reason"]
+    assert by_version["v2"]["fault"] == "compile_error" and "power of 2" in by_version["v2"]["reason"]
+    assert by_version["v3"]["fault"] in ("crashed", "exception", "cuda_error")  # the interpreter segfaults
+    assert by_version["v4"]["fault"] == "wrong_output" and "not bit-exact" in by_version["v4"]["reason"]
+    assert by_version["v5"]["fault"] == "exception" and "ImportError" in by_version["v5"]["reason"]
+    assert [t["accepted"] for t in res.trajectories] == [False]
+
+
+def test_process_faults_cost_one_worker_each_and_the_run_completes(tmp_path):
+    cfg = compose(FAST + [f"task.spec={FIXTURES / 'process_faults'}", "exploration.timeout_s=20"])
+    res = engine.run(cfg, tmp_path)
+    faults = {o["version"]: o["fault"] for o in res.observations}
+    assert faults == {"v0": "ok", "v1": "crashed", "v2": "exit_called", "v3": "crashed", "v4": "timeout",
+                      "v5": "ok"}
+    reasons = {o["version"]: o["reason"] for o in res.observations}
+    assert "exited with code 3" in reasons["v1"] and "signal 9" in reasons["v3"]
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "kernelsynth", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_cli_user_error_is_one_message_without_traceback(tmp_path):
+    bad = tmp_path / "spec.yaml"
+    bad.write_text("name: broken\n")
+    p = _cli("hw=cpu", f"task.spec={bad}", f"hydra.run.dir={tmp_path / 'run'}")
+    assert p.returncode == 2
+    assert f"{bad}: field 'reference': expected a value" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_cli_missing_spec_path(tmp_path):
+    p = _cli("hw=cpu", "task.spec=/no/such/spec.yaml", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 2 and "/no/such/spec.yaml" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_misspelled_config_key_fails_at_start(tmp_path):
+    p = _cli("hw=cpu", "exploration.trails=3", f"hydra.run.dir={tmp_path}")
+    assert p.returncode != 0 and "trails" in p.stderr
+
+
+def test_two_dataset_folders_of_the_same_name_load_their_own_records(cpu_run, tmp_path):
+    """Regression: datasets caches local folders by (folder name, config name); with a fixed
+    config name the second folder called "dataset" loaded the first one's rows."""
+    import datasets
+
+    from kernelsynth.stages.synthesis import Synthesis
+
+    one = [t for t in cpu_run.trajectories if t["dtype"] == "float32"]
+    out = Synthesis().run(cpu_run.spec, cpu_run.hardware, one, cpu_run.observations, tmp_path, cpu_run_config())
+    assert out.name == cpu_run.dataset_dir.name == "dataset"
+    assert datasets.load_dataset(str(cpu_run.dataset_dir), split="train").num_rows == 2
+    assert datasets.load_dataset(str(out), split="train")["dtype"] == ["float32"]
+
+
+def cpu_run_config():
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(compose(FAST), resolve=True)
