@@ -19,6 +19,9 @@ from . import __version__
 from .hardware import Hardware
 from .spec import TaskSpec
 
+#: Config keys that describe this machine, not the case; left out of provenance.
+LOCAL_KEYS = ("cache_dir", "verbose")
+
 _f64, _i64, _str, _bool = Value("float64"), Value("int64"), Value("string"), Value("bool")
 
 VERSION_FEATURES = {
@@ -197,5 +200,6 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
         "provenance": {"kernelsynth_version": __version__, "spec_sha256": spec.sha256, "torch": hw.torch,
                        "triton": hw.triton, "cuda": hw.cuda_runtime, "driver": hw.driver, "gpu": hw.device_name,
                        "python": hw.python, "date": datetime.now(timezone.utc).date().isoformat(),
-                       "hw_fingerprint": hw.fingerprint, "config": json.dumps(run_config, sort_keys=True)},
+                       "hw_fingerprint": hw.fingerprint, "config": json.dumps(
+                           {k: v for k, v in run_config.items() if k not in LOCAL_KEYS}, sort_keys=True)},
     }

@@ -47,7 +47,9 @@ def classify(exc: BaseException) -> str:
         return "exit_called"
     name = type(exc).__name__
     text = str(exc)
-    if name == "OutOfMemoryError" or "out of memory" in text.lower():
+    low = text.lower()
+    if name == "OutOfMemoryError" or any(m in low for m in ("out of memory", "not enough memory",
+                                                             "can't allocate memory", "cannot allocate memory")):
         return "oom"
     if name in ("CompilationError", "CompileTimeAssertionFailure", "InterpreterError") or "compil" in type(exc).__module__:
         return "compile_error"

@@ -17,7 +17,7 @@ def test_illegal_memory_access_is_a_rejected_observation_and_the_run_completes(t
     res = engine.run(cfg, tmp_path)
     faults = {o["version"]: o["fault"] for o in res.observations}
     assert faults == {"v0": "ok", "v1": "exception", "v2": "compile_error", "v3": "cuda_error",
-                      "v4": "wrong_output", "v5": "exception"}
+                      "v4": "wrong_output", "v5": "exception", "v6": "oom"}
     honest = next(o for o in res.observations if o["version"] == "v0")
     assert honest["median_ms"] > 0 and honest["n_regs"] > 0 and honest["n_spills"] == 0
     assert 0 < honest["pct_of_copy_ceiling"] < 110

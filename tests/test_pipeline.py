@@ -74,6 +74,7 @@ def test_faulty_kernels_become_rejected_observations(tmp_path):
     assert by_version["v3"]["fault"] in ("crashed", "exception", "cuda_error")  # the interpreter segfaults
     assert by_version["v4"]["fault"] == "wrong_output" and "not bit-exact" in by_version["v4"]["reason"]
     assert by_version["v5"]["fault"] == "exception" and "ImportError" in by_version["v5"]["reason"]
+    assert by_version["v6"]["fault"] == "oom"
     assert [t["accepted"] for t in res.trajectories] == [False]
 
 

@@ -1,0 +1,68 @@
+"""Resume: a run killed in the middle, restarted with the same run directory, skips finished work
+and produces the same dataset as an uninterrupted run. Nothing secret reaches the run directory."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+ARGS = ["hw=cpu", "task=flip2d", "task.dtypes=[float32,bfloat16]", "exploration.trials=2",
+        "exploration.progress=false"]
+TOKEN = "hf_kernelsynthPlantedSecret0123456789"
+
+
+def _cmd(run_dir):
+    return [sys.executable, "-m", "kernelsynth", *ARGS, f"hydra.run.dir={run_dir}", f"cache_dir={run_dir}/cache"]
+
+
+def _env():
+    return {**os.environ, "HF_TOKEN": TOKEN, "HUGGING_FACE_HUB_TOKEN": TOKEN}
+
+
+def _records(run_dir):
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(run_dir / "dataset" / "data" / "train-00000-of-00001.parquet").to_pylist()
+    for r in rows:
+        r["provenance"].pop("date")
+    return sorted(rows, key=lambda r: r["id"])
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("full")
+    subprocess.run(_cmd(run_dir), cwd=ROOT, env=_env(), check=True, capture_output=True, timeout=600)
+    return run_dir
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_interrupted_run_resumes_to_the_same_dataset(uninterrupted, tmp_path, sig):
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(_cmd(run_dir), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    shards = run_dir / "observations"
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(shards.glob("*.parquet"))) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, sig) if sig == signal.SIGKILL else proc.send_signal(sig)
+    proc.wait(timeout=60)
+    done = {p.name for p in shards.glob("*.parquet")}
+    assert 2 <= len(done) < 6, "the run should have been interrupted part-way"
+    assert not list(shards.glob(".*.tmp")), "an interrupted write left a temporary file"
+    mtimes = {p.name: p.stat().st_mtime_ns for p in shards.glob("*.parquet")}
+
+    subprocess.run(_cmd(run_dir), cwd=ROOT, env=_env(), check=True, capture_output=True, timeout=600)
+    assert {p.name: p.stat().st_mtime_ns for p in shards.glob("*.parquet") if p.name in done} == mtimes
+    assert len(list(shards.glob("*.parquet"))) == 6
+    assert _records(run_dir) == _records(uninterrupted)
+
+
+def test_the_hub_token_never_reaches_the_run_directory(uninterrupted):
+    leaks = [p for p in uninterrupted.rglob("*") if p.is_file() and TOKEN.encode() in p.read_bytes()]
+    assert leaks == []
+    assert (uninterrupted / ".hydra" / "config.yaml").is_file()  # the directory was really written
