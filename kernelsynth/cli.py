@@ -6,7 +6,6 @@ User errors (a broken spec, a hardware mismatch) print one line and exit with st
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 
@@ -33,7 +32,6 @@ def _app(cfg: DictConfig) -> None:
     except UserError as e:
         if cfg.verbose:
             raise
-        logging.getLogger("kernelsynth").error("%s", e)
         print(f"kernelsynth: error: {e}", file=sys.stderr)
         sys.exit(2)
 

@@ -48,6 +48,24 @@ def probe_hardware(interpret: bool, timeout_s: float = 300) -> Dict[str, Any]:
     return res.value
 
 
+STAGES = ("exploration", "selection", "synthesis", "publish")
+
+
+def build_stages(cfg: DictConfig) -> Dict[str, Any]:
+    """Instantiate every stage from its config group (``_target_`` + settings).
+
+    Raises UserError naming the group when a setting is not accepted (e.g. a key added with ``+``).
+    """
+    stages = {}
+    for name in STAGES:
+        try:
+            stages[name] = instantiate(cfg[name])
+        except Exception as e:  # hydra wraps the constructor's TypeError/ValueError
+            cause = e.__cause__ or e
+            raise UserError(f"config group '{name}': {cause}") from e
+    return stages
+
+
 def cache_dir(configured: Optional[str]) -> Path:
     """``cache_dir`` from the config, else $KERNELSYNTH_CACHE, else ~/.cache/kernelsynth."""
     return Path(configured or os.environ.get("KERNELSYNTH_CACHE") or "~/.cache/kernelsynth").expanduser()
@@ -66,6 +84,7 @@ def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     config = OmegaConf.to_container(cfg, resolve=True)
+    stages = build_stages(cfg)  # before any work: a bad stage setting fails here
     spec = load_task(cfg)
     log.info("task %s from %s (sha256 %s)", spec.name, spec.path, spec.sha256[:12])
     probe = probe_hardware(bool(cfg.hw.interpret))
@@ -74,10 +93,10 @@ def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:
         log.info(line)
 
     store = ObservationStore(run_dir)
-    observations = instantiate(cfg.exploration).run(spec, hw, store, cache_dir(cfg.cache_dir), console=console)
-    trajectories = instantiate(cfg.selection).run(spec, observations, run_dir)
-    dataset_dir = instantiate(cfg.synthesis).run(spec, hw, trajectories, observations, run_dir, config)
-    published = instantiate(cfg.publish).run(dataset_dir)
+    observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console)
+    trajectories = stages["selection"].run(spec, observations, run_dir)
+    dataset_dir = stages["synthesis"].run(spec, hw, trajectories, observations, run_dir, config)
+    published = stages["publish"].run(dataset_dir)
     wall = time.perf_counter() - start
     atomic_write_bytes(run_dir / "run.json", json.dumps({
         "task": spec.name, "spec_sha256": spec.sha256, "hardware": hw.to_dict(), "wall_s": wall,

@@ -130,3 +130,9 @@ def cpu_run_config():
     from omegaconf import OmegaConf
 
     return OmegaConf.to_container(compose(FAST), resolve=True)
+
+
+def test_cli_appended_unknown_stage_setting_fails_before_any_work(tmp_path):
+    p = _cli("hw=cpu", "+exploration.trails=3", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 2 and "config group 'exploration'" in p.stderr and "trails" in p.stderr
+    assert not (tmp_path / "observations").exists()
