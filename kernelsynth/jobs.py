@@ -16,7 +16,8 @@ import torch
 
 from . import timing
 from .loading import import_file
-from .verify import VerificationFailure, compare, run_reference, trial_seed, verify
+from .verify import (VerificationFailure, check_integrity, compare, integrity_snapshot, run_reference, trial_seed,
+                     verify)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -91,13 +92,17 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     cand = p["candidate"]
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
+    trusted = cand["role"] == "baseline"  # torch.compile may install hooks of its own
+    guard = None if trusted else integrity_snapshot()
     mod, model = _build(cand, ref_mod, device)
+    if guard is not None:
+        check_integrity(guard)
     out: Dict[str, Any] = {"verdict": "accepted", "reason": "", "trials": 0, "max_abs_err": None,
                            "max_rel_err": None, "median_ms": None, "p20_ms": None, "p80_ms": None,
                            "timing_spread": None, "first_call_s": None}
     tol = (p.get("tolerance") or {}).get(p["dtype"])
     common = dict(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"], tol=tol,
-                  poison_empty=cand["role"] != "baseline")
+                  poison_empty=not trusted, guard=guard)
 
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
     gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "first-call"))
@@ -111,7 +116,8 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
 
     shapes = list(p["verify_shapes"])
     try:
-        rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"], **common)
+        rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"],
+                     special_values=p["comparison"] == "exact", **common)
         out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
         if p.get("timing_shape") and p.get("time"):
             big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]],
@@ -145,6 +151,8 @@ def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:
     with torch.no_grad():
         t = timing.time_ms(call, p["warmup_ms"], p["rep_ms"], p["timing_repeats"])
         ref = run_reference(ref_model, pristine, p["comparison"], dtype)
+    if common["guard"] is not None:
+        check_integrity(common["guard"])
     try:
         compare(last[0], ref, p["comparison"], common["tol"])
     except VerificationFailure as e:

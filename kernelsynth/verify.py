@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -23,6 +24,49 @@ _EMPTY_FACTORIES = {torch.empty, torch.empty_like, torch.empty_strided, torch.Te
 
 class VerificationFailure(Exception):
     """A candidate's output is wrong; the message says where and how."""
+
+
+class TamperingError(Exception):
+    """The candidate replaced a function of torch, triton or the harness (checked by identity).
+    The worker that ran it is not reused."""
+
+
+#: Namespaces whose callables a candidate must not replace: the reference and the harness use them.
+GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch.cuda", "torch.testing", "triton.testing",
+           "kernelsynth.verify", "kernelsynth.timing", "kernelsynth.jobs", "builtins")
+
+
+def _namespace(name: str):
+    import importlib
+
+    if name == "torch.Tensor":
+        return torch.Tensor
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def integrity_snapshot() -> Dict[str, int]:
+    """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED` namespaces."""
+    snap = {}
+    for name in GUARDED:
+        ns = _namespace(name)
+        if ns is None:
+            continue
+        for attr, val in list(vars(ns).items()):
+            if callable(val) or inspect.ismodule(val):  # flags and counters may change legitimately
+                snap[f"{name}.{attr}"] = id(val)
+    return snap
+
+
+def check_integrity(before: Dict[str, int]) -> None:
+    """Raise TamperingError naming what changed since ``before`` (replaced or deleted attributes)."""
+    now = integrity_snapshot()
+    changed = sorted(k for k, v in before.items() if now.get(k) != v)
+    if changed:
+        raise TamperingError(f"the candidate replaced {', '.join(changed[:8])}"
+                             + (f" and {len(changed) - 8} more" if len(changed) > 8 else ""))
 
 
 def poison_value(dtype: torch.dtype):
@@ -146,9 +190,14 @@ def run_reference(ref_model: torch.nn.Module, inputs: Sequence[torch.Tensor], co
 def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
            shapes: Sequence[Dict[str, int]], dtype: torch.dtype, device: torch.device, *, trials: int,
            seed: int, comparison: str, tol: Optional[Dict[str, float]], determinism: bool = True,
-           poison_empty: bool = True) -> VerificationReport:
+           poison_empty: bool = True, special_values: bool = False,
+           guard: Optional[Dict[str, int]] = None) -> VerificationReport:
     """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
-    with the shape and trial named; returns the report when everything passed."""
+    with the shape and trial named; returns the report when everything passed.
+
+    ``special_values``: trial 1 of each shape gets NaN, +-Inf, -0.0 and huge values (floats) or
+    the dtype's extremes (ints) planted in its inputs. ``guard``: an :func:`integrity_snapshot`
+    taken before the candidate was imported, checked after every trial (TamperingError)."""
     report = VerificationReport()
     for si, shape in enumerate(shapes):
         label = "x".join(str(v) for v in shape.values())
@@ -156,6 +205,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
         for t in range(trials):
             gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, t, label))
             inputs = list(get_inputs(shape, dtype, device, gen))
+            if special_values and t == 1:
+                inputs = [plant_special_values(x, gen) for x in inputs]
             pristine = [x.clone() for x in inputs]
             where = f"shape {label}, trial {t}"
             try:
@@ -164,17 +215,69 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 ref = run_reference(ref_model, pristine, comparison, dtype)
                 errs = compare(out, ref, comparison, tol)
                 if determinism and t == 0:
-                    again = call_poisoned(candidate, [x.clone() for x in pristine], device, poison_empty)
-                    if type(again) is not torch.Tensor or again.shape != out.shape or \
-                            bool((_bits(again.contiguous()) != _bits(out.contiguous())).any()):
-                        raise VerificationFailure("not deterministic: a second call on the same input "
-                                                  "gave a different output")
+                    check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, comparison,
+                                           tol, dtype, device, gen, poison_empty)
             except VerificationFailure as e:
                 raise VerificationFailure(f"{where}: {e}") from None
+            if guard is not None:
+                check_integrity(guard)
             report.trials += 1
             report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
     return report
+
+
+def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, comparison, tol, dtype,
+                           device, gen, poison_empty) -> None:
+    """Determinism and staleness on one shape.
+
+    1. A second call on a copy of the same input must give the same bits as the first output (a
+       snapshot of it, so a candidate that reuses one output buffer cannot agree with itself)
+       and must still match the reference.
+    2. The same input tensor, overwritten in place with fresh values, called again: the output
+       must follow (no answers cached per tensor object or data pointer).
+    """
+    first = out.detach().clone()
+    again = call_poisoned(candidate, [x.clone() for x in pristine], device, poison_empty)
+    if type(again) is not torch.Tensor or again.shape != first.shape or \
+            bool((_bits(again.contiguous()) != _bits(first.contiguous())).any()):
+        raise VerificationFailure("not deterministic: a second call on the same input gave a different output")
+    compare(again, ref, comparison, tol)
+    if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
+        raise VerificationFailure("the first output changed after it was returned (a later call or "
+                                  "background work wrote into it)")
+    inputs = [x.clone() for x in pristine]
+    call_poisoned(candidate, inputs, device, poison_empty)
+    fresh = list(get_inputs(shape, dtype, device, gen))
+    for x, f in zip(inputs, fresh):
+        if isinstance(x, torch.Tensor):
+            x.copy_(f)
+    refreshed = [x.clone() for x in inputs]
+    out2 = call_poisoned(candidate, inputs, device, poison_empty)
+    try:
+        compare(out2, run_reference(ref_model, refreshed, comparison, dtype), comparison, tol)
+    except VerificationFailure as e:
+        raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
+
+
+def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A copy of ``x`` with edge values at random positions: NaN, +Inf, -Inf, -0.0, +-6e4 (within
+    float16's range) for floats; the dtype's min and max for ints. Covers distribution cheats
+    (code that is only right for randn-like data)."""
+    if not isinstance(x, torch.Tensor) or x.numel() == 0 or x.dtype == torch.bool:
+        return x
+    y = x.clone()
+    flat = y.view(-1)
+    if y.dtype.is_floating_point:
+        specials = [float("nan"), float("inf"), float("-inf"), -0.0, 6e4, -6e4]
+    else:
+        info = torch.iinfo(y.dtype)
+        specials = [info.min, info.max, 0, -1 if info.min < 0 else 1]
+    n = min(flat.numel(), max(len(specials), flat.numel() // 16))
+    idx = torch.randint(0, flat.numel(), (n,), generator=gen, device=y.device)
+    vals = torch.tensor(specials, dtype=y.dtype, device=y.device).repeat(n // len(specials) + 1)[:n]
+    flat[idx] = vals
+    return y
 
 
 def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device,

@@ -5,11 +5,12 @@ state never leaks in) and runs jobs -- functions of :mod:`kernelsynth.jobs` call
 them. Whatever a job does, the parent gets a :class:`JobResult`:
 
 * ``ok``: the function returned;
-* a fault class when it did not: ``compile_error``, ``exception``, ``cuda_error`` (an illegal
+* a fault class when it did not: ``compile_error``, ``exception``, ``tampering`` (the candidate
+  replaced a function of torch, triton or the harness), ``cuda_error`` (an illegal
   memory access or other sticky CUDA error), ``oom``, ``exit_called`` (sys.exit), ``crashed``
   (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit).
 
-After ``cuda_error``, ``crashed`` and ``timeout`` the worker is killed and replaced, so the next
+After ``cuda_error``, ``crashed``, ``timeout``, ``exit_called`` and ``tampering`` the worker is killed and replaced, so the next
 job starts on a clean CUDA context. See references/EXPLORATION.md, "Isolation".
 """
 
@@ -24,7 +25,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 #: Fault classes after which the worker's process (and CUDA context) is not reused.
-RESTART_FAULTS = {"cuda_error", "crashed", "timeout", "exit_called"}
+RESTART_FAULTS = {"cuda_error", "crashed", "timeout", "exit_called", "tampering"}
 
 
 @dataclass
@@ -45,6 +46,8 @@ def classify(exc: BaseException) -> str:
     """Map an exception raised inside a worker to a fault class (see module docstring)."""
     if isinstance(exc, SystemExit):
         return "exit_called"
+    if type(exc).__name__ == "TamperingError":
+        return "tampering"
     name = type(exc).__name__
     text = str(exc)
     low = text.lower()

@@ -136,3 +136,38 @@ def test_cli_appended_unknown_stage_setting_fails_before_any_work(tmp_path):
     p = _cli("hw=cpu", "+exploration.trails=3", f"hydra.run.dir={tmp_path}")
     assert p.returncode == 2 and "config group 'exploration'" in p.stderr and "trails" in p.stderr
     assert not (tmp_path / "observations").exists()
+
+
+def test_cheats_are_rejected_and_honest_candidates_after_them_accepted(tmp_path):
+    cfg = compose(FAST + [f"task.spec={FIXTURES / 'cheats'}"])
+    res = engine.run(cfg, tmp_path)
+    got = {o["version"]: (o["fault"], o["reason"].splitlines()[0] if o["reason"] else "") for o in res.observations}
+    assert got["c1"][0] == "wrong_output" and "stale answer" in got["c1"][1]
+    assert got["c2"][0] == "wrong_output"
+    assert got["c3"] == ("tampering", "tampering: TamperingError: the candidate replaced torch.flip")
+    assert got["c4"][0] == "tampering" and "kernelsynth.verify.compare" in got["c4"][1]
+    assert got["c5"][0] == "wrong_output" and "trial 1" in got["c5"][1]  # the special-values trial
+    assert got["h1"] == ("ok", "") and got["h2"] == ("ok", "")
+
+
+def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path):
+    """Regression: the key hashed only the spec folder, so an edited kernel living elsewhere kept
+    its old 'accepted' observation on resume."""
+    import shutil
+
+    spec_dir, ext = tmp_path / "spec", tmp_path / "ext"
+    spec_dir.mkdir()
+    ext.mkdir()
+    kernel = ext / "k.py"
+    shutil.copy(ROOT / "specs" / "flip2d" / "kernels" / "v1_single_pass.py", kernel)
+    (spec_dir / "spec.yaml").write_text(
+        f"name: outside\nreference: {ROOT / 'specs' / 'flip2d' / 'reference.py'}\ndims: [M, N]\n"
+        "shapes: {verify: [[3, 5]]}\ndtypes: [float32]\nwork: {bytes: '2 * M * N * itemsize'}\nbaselines: []\n"
+        f"candidates:\n  - {{version: v0, name: k, file: {kernel}, technique: t, rationale: r,"
+        " tunables: {BLOCK_M: [1], BLOCK_N: [128], num_warps: [4]}}\n")
+    overrides = FAST + [f"task.spec={spec_dir}"]
+    assert engine.run(compose(overrides), tmp_path / "run").observations[0]["verdict"] == "accepted"
+    kernel.write_text(kernel.read_text().replace("tl.store(Y + rows * N + cols, vals, mask=mask)",
+                                                 "tl.store(Y + rows * N + cols, vals * 2, mask=mask)"))
+    obs = engine.run(compose(overrides), tmp_path / "run").observations
+    assert sorted(o["verdict"] for o in obs if o["version"] == "v0") == ["accepted", "rejected"]

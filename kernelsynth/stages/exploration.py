@@ -9,6 +9,7 @@ The contract is references/EXPLORATION.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -82,7 +83,9 @@ class Exploration:
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
                     "device": hw.device,
                 }
+                files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])
                 key = content_key(spec=spec.sha256, candidate=e, dtype=dtype, shapes=shapes,
+                                  sources=[hashlib.sha256(f.read_bytes()).hexdigest() for f in files],
                                   timing_shape=payload["timing_shape"], trials=self.trials,
                                   timing_shape_trials=self.timing_shape_trials, seed=self.seed,
                                   hw=hw.fingerprint, kernelsynth=__version__,
