@@ -104,6 +104,9 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     common = dict(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"], tol=tol,
                   poison_empty=not trusted, guard=guard)
 
+    from .backends.triton import compile_stats, kernel_ids
+
+    earlier_kernels = kernel_ids(mod) if mod is not None else set()
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
     gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "first-call"))
     first_inputs = ref_mod.get_inputs(p["verify_shapes"][0], dtype, device, gen)
@@ -129,9 +132,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     except VerificationFailure as e:
         out.update(verdict="rejected", reason=f"wrong output: {e}")
     if mod is not None:
-        from .backends.triton import compile_stats
-
-        out.update(compile_stats(mod))
+        out.update(compile_stats(mod, exclude=earlier_kernels))
     if device.type == "cuda":
         out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
     return out

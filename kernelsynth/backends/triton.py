@@ -28,11 +28,19 @@ def compiled_kernels(module: ModuleType) -> List[object]:
     return kernels
 
 
-def compile_stats(module: ModuleType) -> Dict[str, Optional[int]]:
+def kernel_ids(module: ModuleType) -> set:
+    """Ids of the kernels the module's @triton.jit functions have compiled so far."""
+    return {id(k) for k in compiled_kernels(module)}
+
+
+def compile_stats(module: ModuleType, exclude: Optional[set] = None) -> Dict[str, Optional[int]]:
     """``n_regs`` (max over kernels, per thread), ``n_spills`` (sum, registers spilled),
     ``shared_bytes`` (max, bytes of shared memory per block) and ``n_kernels``.
-    All None when nothing was compiled (the interpreter, or a non-Triton candidate)."""
-    kernels = compiled_kernels(module)
+
+    ``exclude``: ids of kernels compiled before this job (:func:`kernel_ids`), so a worker that
+    ran other configs of the same file reports only this job's kernels. All None when nothing
+    was compiled (the interpreter, or a non-Triton candidate)."""
+    kernels = [k for k in compiled_kernels(module) if id(k) not in (exclude or set())]
     if not kernels:
         return {"n_regs": None, "n_spills": None, "shared_bytes": None, "n_kernels": 0}
     for k in kernels:
