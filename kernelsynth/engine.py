@@ -19,7 +19,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import hardware
-from .errors import UserError
+from .errors import SpecError, UserError
 from .spec import TaskSpec, load_spec, resolve_spec_path
 from .store import ObservationStore, atomic_write_bytes
 from .workers import WorkerPool
@@ -39,10 +39,11 @@ class RunResult:
     published: Optional[str] = None
 
 
-def probe_hardware(interpret: bool, timeout_s: float = 300) -> Dict[str, Any]:
-    """Ask a one-shot worker process what it sees (the parent never initialises CUDA)."""
+def probe_hardware(interpret: bool, reference: Optional[Path] = None, timeout_s: float = 300) -> Dict[str, Any]:
+    """Ask a one-shot worker process what it sees (the parent never initialises CUDA), and
+    whether the spec's reference imports there."""
     with WorkerPool(1, env={"TRITON_INTERPRET": "1"} if interpret else {}, timeout_s=timeout_s) as pool:
-        res = pool.run("probe", {})
+        res = pool.run("probe", {"reference": str(reference) if reference else None})
     if not res.ok:
         raise RuntimeError(f"hardware probe failed ({res.fault}): {res.error}")
     return res.value
@@ -87,7 +88,10 @@ def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:
     stages = build_stages(cfg)  # before any work: a bad stage setting fails here
     spec = load_task(cfg)
     log.info("task %s from %s (sha256 %s)", spec.name, spec.path, spec.sha256[:12])
-    probe = probe_hardware(bool(cfg.hw.interpret))
+    probe = probe_hardware(bool(cfg.hw.interpret), spec.reference)
+    if probe.get("reference_error"):
+        raise SpecError(spec.path, "reference", "a module that imports and defines Model, get_init_inputs "
+                        f"and get_inputs ({spec.reference}: {probe['reference_error']})")
     hw = hardware.resolve(config["hw"], probe)
     for line in hardware.summary_lines(hw):
         log.info(line)

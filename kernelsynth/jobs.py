@@ -37,6 +37,8 @@ def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
     """What this worker sees: GPU name, arch, SM count, L2 bytes, memory, driver, library versions.
 
     ``cuda`` is False (and the GPU fields None) on a machine without a usable CUDA GPU.
+    With ``payload["reference"]`` (a path), ``reference_error`` says why that file does not
+    import or lacks ``Model``/``get_init_inputs``/``get_inputs`` (None when it is fine).
     """
     import triton
 
@@ -46,6 +48,14 @@ def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
         "torch": torch.__version__, "triton": triton.__version__, "cuda_runtime": torch.version.cuda,
         "python": platform.python_version(), "interpret": os.environ.get("TRITON_INTERPRET") == "1",
     }
+    ref = payload.get("reference")
+    if ref:  # the spec's reference must import and define the three names the harness calls
+        try:
+            mod = import_file(ref)
+            missing = [n for n in ("Model", "get_init_inputs", "get_inputs") if not hasattr(mod, n)]
+            info["reference_error"] = f"defines no {', '.join(missing)}" if missing else None
+        except BaseException as e:  # noqa: BLE001 - reported to the user as a spec error
+            info["reference_error"] = f"importing it raised {type(e).__name__}: {e}"
     if not info["interpret"] and torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
         info.update(cuda=True, name=p.name, arch=f"sm_{p.major}{p.minor}", sm_count=p.multi_processor_count,
@@ -135,6 +145,8 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         out.update(compile_stats(mod, exclude=earlier_kernels))
     if device.type == "cuda":
         out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
+        del model
+        torch.cuda.empty_cache()  # give this job's memory back before the next candidate
     return out
 
 

@@ -171,3 +171,15 @@ def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path):
                                                  "tl.store(Y + rows * N + cols, vals * 2, mask=mask)"))
     obs = engine.run(compose(overrides), tmp_path / "run").observations
     assert sorted(o["verdict"] for o in obs if o["version"] == "v0") == ["accepted", "rejected"]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import no_such_module_anywhere\n", "ModuleNotFoundError"),
+    ("def get_inputs(shape, dtype, device, generator):\n    return []\n", "defines no Model, get_init_inputs"),
+])
+def test_cli_reference_that_does_not_import_is_one_spec_error(flip2d_copy, tmp_path, source, expected):
+    (flip2d_copy / "reference.py").write_text(source)
+    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", f"hydra.run.dir={tmp_path / 'run'}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"{flip2d_copy / 'spec.yaml'}: field 'reference'" in p.stderr and expected in p.stderr
+    assert not (tmp_path / "run" / "observations").exists()
