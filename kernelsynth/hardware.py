@@ -7,6 +7,7 @@ CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s) are kept per hardware f
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -129,19 +130,29 @@ def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[]
     if hw.interpret:
         return
     path = Path(cache_dir).expanduser() / "ceilings.json"
-    cache: Dict[str, Any] = {}
-    if path.is_file():
-        try:
-            cache = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            log.warning("ignoring unreadable %s", path)
-    entry = cache.get(hw.fingerprint)
-    if entry is None:
-        log.info("measuring the ceilings of %s (once per device fingerprint %s)", hw.device_name, hw.fingerprint)
-        entry = dict(measure(), device=hw.device_name, measured_at=datetime.now(timezone.utc).isoformat())
-        cache[hw.fingerprint] = entry
-        atomic_write_bytes(path, json.dumps(cache, indent=2).encode())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One lock for the whole check-measure-write, so concurrent runs measure a device once and
+    # never drop each other's entries (runs in different directories share this cache).
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cache = _read_json(path)
+        entry = cache.get(hw.fingerprint)
+        if entry is None:
+            log.info("measuring the ceilings of %s (once per device fingerprint %s)", hw.device_name, hw.fingerprint)
+            entry = dict(measure(), device=hw.device_name, measured_at=datetime.now(timezone.utc).isoformat())
+            cache[hw.fingerprint] = entry
+            atomic_write_bytes(path, json.dumps(cache, indent=2).encode())
     hw.copy_gbps, hw.matmul_tflops = entry["copy_gbps"], entry["matmul_tflops"]
+
+
+def _read_json(path: Path) -> Dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError:
+        log.warning("ignoring unreadable %s", path)
+        return {}
 
 
 def summary_lines(hw: Hardware) -> List[str]:

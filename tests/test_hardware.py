@@ -58,3 +58,27 @@ def test_ceilings_are_measured_once_per_fingerprint(tmp_path):
     hardware.load_or_measure_ceilings(hw2, tmp_path, measure)
     assert calls == [1] and hw2.copy_gbps == 4000.0 and hw2.matmul_tflops == 700.0
     assert hw.fingerprint in json.loads((tmp_path / "ceilings.json").read_text())
+
+
+def test_concurrent_ceiling_measurements_keep_every_entry_and_measure_once(tmp_path):
+    """Two runs on the same device measure once; runs on different devices keep both entries."""
+    import threading
+    import time
+
+    calls = []
+
+    def slow_measure():
+        calls.append(1)
+        time.sleep(0.3)
+        return {"copy_gbps": 4000.0, "matmul_tflops": 700.0}
+
+    targets = [hardware.resolve({"name": "auto"}, H200) for _ in range(3)] + \
+              [hardware.resolve({"name": "auto"}, {**H200, "driver": "other"})]
+    threads = [threading.Thread(target=hardware.load_or_measure_ceilings, args=(hw, tmp_path, slow_measure))
+               for hw in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 2 and all(hw.copy_gbps == 4000.0 for hw in targets)
+    assert len(json.loads((tmp_path / "ceilings.json").read_text())) == 2

@@ -66,3 +66,14 @@ def test_the_hub_token_never_reaches_the_run_directory(uninterrupted):
     leaks = [p for p in uninterrupted.rglob("*") if p.is_file() and TOKEN.encode() in p.read_bytes()]
     assert leaks == []
     assert (uninterrupted / ".hydra" / "config.yaml").is_file()  # the directory was really written
+
+
+def test_concurrent_runs_in_different_directories_do_not_interfere(uninterrupted, tmp_path):
+    """Two runs at once, sharing the cache directory, each produce the uninterrupted dataset."""
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    procs = [subprocess.Popen(_cmd(d)[:-1] + [f"cache_dir={tmp_path / 'shared_cache'}"], cwd=ROOT, env=_env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for d in dirs]
+    for p in procs:
+        assert p.wait(timeout=600) == 0, p.stderr.read()
+    for d in dirs:
+        assert _records(d) == _records(uninterrupted)

@@ -17,7 +17,6 @@ correctness alone and marked ``performance_verified = false``.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict
 from pathlib import Path
@@ -119,6 +118,3 @@ class Selection:
             "baseline_keys": [b["key"] for b in baselines if b is not None], "speedup_best_vs_first": speedup,
         }
 
-
-def config_of(obs: Dict[str, Any]) -> Dict[str, Any]:
-    return json.loads(obs["config"])
