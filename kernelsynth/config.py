@@ -71,6 +71,7 @@ class ExplorationConfig:
     interpreter_max_configs: int = 1
     baselines: bool = True
     progress: bool = True
+    extra_candidates: List[str] = field(default_factory=list)
 
 
 @dataclass

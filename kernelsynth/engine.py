@@ -118,8 +118,9 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
     rows = []
     for dtype in result.spec.dtypes:
         obs = [o for o in result.observations if o["dtype"] == dtype and o["spec_sha256"] == result.spec.sha256]
+        external = sorted({o["version"] for o in obs if o["role"] == "external"})
         groups = [(c.version, "candidate") for c in result.spec.candidates] + \
-                 [(b, "baseline") for b in result.spec.baselines]
+                 [(e, "external") for e in external] + [(b, "baseline") for b in result.spec.baselines]
         best = {v: _fastest([o for o in obs if o["version"] == v and o["role"] == role]) for v, role in groups}
         v0 = best.get(result.spec.candidates[0].version)
         eager, comp = best.get("eager"), best.get("compile")
@@ -131,6 +132,12 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
             ms = o["median_ms"] if o else None
             if n == 0:
                 continue
+            if role == "external" and o is None:
+                bad = next(x for x in obs if x["version"] == v and x["role"] == role)
+                rows.append({"dtype": dtype, "version": v, "name": v, "configs_ok": "0/1", "config": "",
+                             "median_ms": None, "gbps": None, "pct_copy": None, "vs_v0": None, "vs_eager": None,
+                             "vs_compile": None, "trajectory": "rejected: " + bad["reason"].splitlines()[0][:60]})
+                continue
             rows.append({
                 "dtype": dtype, "version": v, "name": o["name"] if o else "", "configs_ok": f"{n_ok}/{n}",
                 "config": " ".join(f"{k}={v}" for k, v in json.loads(o["config"]).items()) if o else "",
@@ -139,7 +146,8 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 "vs_v0": v0["median_ms"] / ms if ms and v0 and v0["median_ms"] else None,
                 "vs_eager": eager["median_ms"] / ms if ms and eager and eager["median_ms"] else None,
                 "vs_compile": comp["median_ms"] / ms if ms and comp and comp["median_ms"] else None,
-                "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate" else "",
+                "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate"
+                else ("verified" if role == "external" else ""),
             })
     return rows
 

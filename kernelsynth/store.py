@@ -23,7 +23,7 @@ OBSERVATION_SCHEMA = pa.schema([
     ("key", pa.string()),                 # content hash: what was measured, where, with what
     ("task", pa.string()),
     ("spec_sha256", pa.string()),
-    ("role", pa.string()),                # "candidate" or "baseline"
+    ("role", pa.string()),                # "candidate" (spec ladder), "baseline" or "external"
     ("version", pa.string()),             # v0, v1, ... ("eager"/"compile" for baselines)
     ("name", pa.string()),
     ("backend", pa.string()),

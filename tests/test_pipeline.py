@@ -183,3 +183,29 @@ def test_cli_reference_that_does_not_import_is_one_spec_error(flip2d_copy, tmp_p
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert f"{flip2d_copy / 'spec.yaml'}: field 'reference'" in p.stderr and expected in p.stderr
     assert not (tmp_path / "run" / "observations").exists()
+
+
+def test_external_candidates_from_files_folders_and_tables_get_verdicts(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cheats = FIXTURES / "cheats" / "kernels"
+    table = tmp_path / "outputs.jsonl"
+    table.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "model-a", "source": (cheats / "index.py").read_text()},
+        {"id": "model-b", "source": (cheats / "range_only.py").read_text()},
+    ]))
+    pq.write_table(pa.table({"code": [(cheats / "gather.py").read_text()]}), tmp_path / "more.parquet")
+    extra = [str(table), str(tmp_path / "more.parquet"), str(cheats / "det_bypass.py")]
+    cfg = compose(FAST + ["task.dtypes=[float32]", f"exploration.extra_candidates=[{','.join(extra)}]"])
+    res = engine.run(cfg, tmp_path / "run")
+    ext = {o["version"]: o for o in res.observations if o["role"] == "external"}
+    assert {k: v["verdict"] for k, v in ext.items()} == {
+        "outputs/model-a": "accepted", "outputs/model-b": "rejected", "more/0": "accepted", "det_bypass": "rejected"}
+    assert "trial 1" in ext["outputs/model-b"]["reason"]
+    assert [t["accepted"] for t in res.trajectories] == [True]  # the spec's ladder is judged as before
+
+
+def test_cli_missing_external_candidate_path(tmp_path):
+    p = _cli("hw=cpu", "exploration.extra_candidates=[/no/such/kernel.py]", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 2 and "/no/such/kernel.py does not exist" in p.stderr

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import __version__
 from ..hardware import Hardware, load_or_measure_ceilings
+from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec
 from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
 from ..workers import JobResult, WorkerPool
@@ -47,17 +48,19 @@ class Exploration:
     def __init__(self, trials: int = 5, timing_shape_trials: int = 1, seed: int = 0, warmup_ms: float = 25,
                  rep_ms: float = 100, timing_repeats: int = 2, timeout_s: float = 600,
                  workers: Optional[int] = None, interpreter_max_configs: int = 1, baselines: bool = True,
-                 progress: bool = True):
+                 progress: bool = True, extra_candidates: Optional[List[str]] = None):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
         self.warmup_ms, self.rep_ms, self.timing_repeats = warmup_ms, rep_ms, timing_repeats
         self.timeout_s, self.workers = timeout_s, workers
         self.interpreter_max_configs, self.baselines, self.progress = interpreter_max_configs, baselines, progress
+        self.extra_candidates = list(extra_candidates or [])
 
     # ------------------------------------------------------------------ planning
-    def plan(self, spec: TaskSpec, hw: Hardware) -> List[Job]:
-        """Every job of the run, in a stable order: dtype, then candidates (v0..vN), then baselines."""
+    def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None) -> List[Job]:
+        """Every job of the run, in a stable order: dtype, then candidates (v0..vN), then external
+        candidates (``role="external"``, one job each, no tunables), then baselines."""
         timed = not hw.interpret and spec.timing_shape is not None
         shapes = spec.interpret_shapes if hw.interpret else spec.verify_shapes
         jobs = []
@@ -71,6 +74,9 @@ class Exploration:
                 for cfg in configs:
                     entries.append(dict(role="candidate", version=cand.version, name=cand.name,
                                         backend=cand.backend, file=str(cand.file), config=cfg))
+            for ext in external or []:
+                entries.append(dict(role="external", version=ext.name, name=ext.name, backend="external",
+                                    file=str(ext.file), config={}))
             if self.baselines and timed:
                 for b in spec.baselines:
                     entries.append(dict(role="baseline", version=b, name=b, backend="torch", file=None, config={}))
@@ -106,7 +112,8 @@ class Exploration:
     def run(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, cache_dir: Path,
             console=None) -> List[Dict[str, Any]]:
         """Run every planned job not yet on disk; return all observations of the run directory."""
-        jobs = self.plan(spec, hw)
+        external = load_external(self.extra_candidates, store.dir.parent)
+        jobs = self.plan(spec, hw, external)
         todo = [j for j in jobs if not store.has(j.key)]
         if len(todo) < len(jobs):
             log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
