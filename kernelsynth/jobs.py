@@ -13,11 +13,13 @@ import time
 from typing import Any, Dict
 
 import torch
+import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.manual_seed, which the
+#                        integrity guard would otherwise blame on the first candidate that uses it
 
 from . import timing
 from .loading import import_file
-from .verify import (VerificationFailure, check_integrity, compare, integrity_snapshot, run_reference, trial_seed,
-                     verify)
+from .verify import (VerificationFailure, aten_ops_of, check_integrity, compare, integrity_snapshot, run_reference,
+                     trial_seed, verify)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -141,6 +143,13 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
             out.update(_time(model, ref_model, ref_mod, p, common))
     except VerificationFailure as e:
         out.update(verdict="rejected", reason=f"wrong output: {e}")
+    if not trusted:  # which aten ops does a call dispatch? the reference's own ones mean a fallback
+        gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "aten-ops"))
+        ops = aten_ops_of(model, ref_mod.get_inputs(p["verify_shapes"][-1], dtype, device, gen), device)
+        out["aten_ops"] = ",".join(ops)
+        out["reference_ops_used"] = ",".join(o for o in ops if o in set(p.get("reference_ops") or [])) or None
+        if guard is not None:
+            check_integrity(guard)
     if mod is not None:
         out.update(compile_stats(mod, exclude=earlier_kernels))
     if device.type == "cuda":

@@ -74,6 +74,7 @@ class TaskSpec:
     why: str
     candidates: List[CandidateSpec]
     baselines: List[str]
+    reference_ops: List[str] = field(default_factory=list)
     interpret_shapes: List[Dict[str, int]] = field(default_factory=list)
     interpret_tunables: Dict[str, List[Any]] = field(default_factory=dict)
     sha256: str = field(default="")
@@ -205,7 +206,8 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     except yaml.YAMLError as e:
         raise SpecError(path, "<document>", "valid YAML", str(e).splitlines()[0]) from None
     c.keys(doc, "", required=("name", "reference", "dims", "shapes", "dtypes", "work", "candidates"),
-           optional=("category", "summary", "comparison", "tolerance", "question", "why", "baselines", "interpret"))
+           optional=("category", "summary", "comparison", "tolerance", "question", "why", "baselines", "interpret",
+                     "reference_ops"))
     root = path.parent
     name = c.string(doc, "", "name")
     reference = root / c.string(doc, "", "reference")
@@ -312,12 +314,16 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     if not isinstance(interp_tun, dict) or any(not isinstance(v, list) or not v for v in interp_tun.values()):
         c.fail("interpret.tunables", "a mapping name -> non-empty list of values", interp_tun)
 
+    ref_ops = doc.get("reference_ops") or []
+    if not isinstance(ref_ops, list) or not all(isinstance(o, str) and o.isidentifier() for o in ref_ops):
+        c.fail("reference_ops", "a list of aten operator names (e.g. [flip, convolution])", ref_ops)
+
     summary = doc.get("summary", name)
     return TaskSpec(
         name=name, path=path, category=str(doc.get("category", "uncategorized")), summary=summary,
         reference=reference, dims=list(dims), verify_shapes=verify, timing_shape=timing, dtypes=dts,
         comparison=comparison, tolerance=tolerance, work=work,
         question=str(doc.get("question", summary)), why=str(doc.get("why", "")),
-        candidates=candidates, baselines=baselines, interpret_shapes=interp_shapes,
+        candidates=candidates, baselines=baselines, reference_ops=list(ref_ops), interpret_shapes=interp_shapes,
         interpret_tunables={k: list(v) for k, v in interp_tun.items()}, sha256=spec_sha256(root),
     )

@@ -48,6 +48,8 @@ OBSERVATION_SCHEMA = pa.schema([
     ("achieved_tflops", pa.float64()),
     ("pct_of_copy_ceiling", pa.float64()),
     ("floor_ms", pa.float64()),           # bytes / measured copy bandwidth
+    ("aten_ops", pa.string()),            # aten operators one call dispatches (comma-separated)
+    ("reference_ops_used", pa.string()),  # those among the spec's reference_ops: a fallback, not a kernel
     ("n_regs", pa.int64()),
     ("n_spills", pa.int64()),
     ("shared_bytes", pa.int64()),

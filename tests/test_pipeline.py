@@ -148,6 +148,10 @@ def test_cheats_are_rejected_and_honest_candidates_after_them_accepted(tmp_path)
     assert got["c4"][0] == "tampering" and "kernelsynth.verify.compare" in got["c4"][1]
     assert got["c5"][0] == "wrong_output" and "trial 1" in got["c5"][1]  # the special-values trial
     assert got["h1"] == ("ok", "") and got["h2"] == ("ok", "")
+    obs = {o["version"]: o for o in res.observations}
+    assert obs["c6"]["verdict"] == "accepted" and obs["c6"]["reference_ops_used"] == "flip"  # correct, but labelled
+    assert obs["h1"]["reference_ops_used"] is None and "index" in obs["h1"]["aten_ops"]
+    assert obs["h2"]["reference_ops_used"] is None and "gather" in obs["h2"]["aten_ops"]
 
 
 def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path):

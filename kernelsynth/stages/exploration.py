@@ -87,7 +87,7 @@ class Exploration:
                     "time": timed, "trials": self.trials, "timing_shape_trials": self.timing_shape_trials,
                     "seed": self.seed, "comparison": spec.comparison, "tolerance": spec.tolerance,
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
-                    "device": hw.device,
+                    "device": hw.device, "reference_ops": spec.reference_ops,
                 }
                 files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])
                 key = content_key(spec=spec.sha256, candidate=e, dtype=dtype, shapes=shapes,
@@ -169,7 +169,7 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
     v = result.value
     row.update({k: v.get(k) for k in ("verdict", "reason", "trials", "max_abs_err", "max_rel_err", "median_ms",
                                        "p20_ms", "p80_ms", "timing_spread", "n_regs", "n_spills", "shared_bytes",
-                                       "n_kernels", "first_call_s", "peak_mem_bytes")})
+                                       "n_kernels", "first_call_s", "peak_mem_bytes", "aten_ops", "reference_ops_used")})
     row["fault"] = "ok" if v["verdict"] == "accepted" else "wrong_output"
     ms = row["median_ms"]
     if ms and row["bytes"]:

@@ -4,7 +4,8 @@ Input: observation rows. Output: one trajectory per (task, dtype), accepted or r
 reasons, written to ``<run dir>/trajectories.parquet``. The rules are references/SELECTION.md:
 
 1. every version of the ladder has a verified observation (every trial of every shape passed);
-   with ``require_all_configs_correct`` a single wrong config rejects the version;
+   with ``require_all_configs_correct`` a single wrong config rejects the version; a version
+   whose call dispatches one of the spec's ``reference_ops`` (a fallback to PyTorch) rejects it;
 2. each version is represented by its fastest verified config (by median latency);
 3. timed runs only: no chosen latency is below the roofline floor (bytes / measured copy GB/s);
 4. timed runs only: the repeated timings of each chosen version agree within ``max_timing_spread``;
@@ -92,6 +93,9 @@ class Selection:
                 if bad:
                     reasons.append(f"{cand.version}: {len(bad)} of {len(obs)} configs rejected "
                                    f"(e.g. {bad[0]['config']}: {bad[0]['reason'].splitlines()[0][:300]})")
+            if best is not None and best.get("reference_ops_used"):
+                reasons.append(f"{cand.version}: calls the reference's own operator(s) "
+                               f"{best['reference_ops_used']}: a PyTorch fallback, not a kernel record")
             chosen.append(best)
         timed = all(c is not None and c["median_ms"] is not None for c in chosen)
         speedup = None
