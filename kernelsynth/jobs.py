@@ -111,7 +111,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         check_integrity(guard)
     out: Dict[str, Any] = {"verdict": "accepted", "reason": "", "trials": 0, "max_abs_err": None,
                            "max_rel_err": None, "median_ms": None, "p20_ms": None, "p80_ms": None,
-                           "timing_spread": None, "first_call_s": None}
+                           "timing_spread": None, "synced_ms": None, "first_call_s": None}
     tol = (p.get("tolerance") or {}).get(p["dtype"])
     common = dict(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"], tol=tol,
                   poison_empty=not trusted, guard=guard)
@@ -180,4 +180,4 @@ def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     return {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],
-            "timing_spread": t["spread"]}
+            "timing_spread": t["spread"], "synced_ms": t["synced_ms"]}

@@ -42,6 +42,7 @@ OBSERVATION_SCHEMA = pa.schema([
     ("p20_ms", pa.float64()),
     ("p80_ms", pa.float64()),
     ("timing_spread", pa.float64()),      # (max - min) / min over repeated medians
+    ("synced_ms", pa.float64()),          # host-timed calls with a full device sync (all streams)
     ("bytes", pa.float64()),              # work model at the timing shape
     ("flops", pa.float64()),
     ("achieved_gbps", pa.float64()),

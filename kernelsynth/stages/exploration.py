@@ -168,7 +168,7 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
                                 + ("\n" + result.error[-3000:] if result.error else "")}
     v = result.value
     row.update({k: v.get(k) for k in ("verdict", "reason", "trials", "max_abs_err", "max_rel_err", "median_ms",
-                                       "p20_ms", "p80_ms", "timing_spread", "n_regs", "n_spills", "shared_bytes",
+                                       "p20_ms", "p80_ms", "timing_spread", "synced_ms", "n_regs", "n_spills", "shared_bytes",
                                        "n_kernels", "first_call_s", "peak_mem_bytes", "aten_ops", "reference_ops_used")})
     row["fault"] = "ok" if v["verdict"] == "accepted" else "wrong_output"
     ms = row["median_ms"]
@@ -179,4 +179,27 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
             row["floor_ms"] = row["bytes"] / (hw.copy_gbps * 1e9) * 1e3
     if ms and row["flops"]:
         row["achieved_tflops"] = row["flops"] / (ms * 1e-3) / 1e12
+    if row["verdict"] == "accepted" and ms:
+        problem = timing_integrity(row)
+        if problem:
+            row.update(verdict="rejected", fault="timing_integrity", reason=f"timing integrity: {problem}")
     return row
+
+
+#: A latency this far under the roofline floor (bytes / measured copy bandwidth) is impossible;
+#: the slack covers the ceiling's own run-to-run spread (torch.compile's flip measures ~101%).
+FLOOR_SLACK = 0.05
+#: Host-timed synchronised calls may exceed the event-timed median by launch overhead, not more.
+SYNC_RATIO, SYNC_SLACK_MS = 1.5, 0.2
+
+
+def timing_integrity(row: Dict[str, Any]) -> Optional[str]:
+    """Why a timed observation cannot be believed, or None (references/EXPLORATION.md, Timing)."""
+    ms = row["median_ms"]
+    if row.get("floor_ms") and ms < row["floor_ms"] * (1 - FLOOR_SLACK):
+        return (f"{ms:.4f} ms is below the roofline floor {row['floor_ms']:.4f} ms "
+                "(bytes / measured copy bandwidth): the timed region did not contain the work")
+    if row.get("synced_ms") and row["synced_ms"] > SYNC_RATIO * ms + SYNC_SLACK_MS:
+        return (f"event-timed {ms:.4f} ms but {row['synced_ms']:.4f} ms with a full device sync: "
+                "work escapes the timed stream (side streams or threads)")
+    return None

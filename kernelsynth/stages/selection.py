@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional
 import pyarrow as pa
 
 from ..spec import TaskSpec
+from .exploration import FLOOR_SLACK
 from ..store import atomic_write_table, content_key, rows_to_table
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ class Selection:
         speedup = None
         if timed:
             for c in chosen:
-                if self.reject_below_floor and c["floor_ms"] and c["median_ms"] < c["floor_ms"]:
+                if self.reject_below_floor and c["floor_ms"] and c["median_ms"] < c["floor_ms"] * (1 - FLOOR_SLACK):
                     reasons.append(f"{c['version']}: {c['median_ms']:.4f} ms is below the roofline floor "
                                    f"{c['floor_ms']:.4f} ms (bytes / measured copy bandwidth): a timing artefact")
                 if c["timing_spread"] is not None and c["timing_spread"] > self.max_timing_spread:
