@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from datasets import Features, Sequence, Value
 
@@ -114,12 +114,16 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     timed = v0_ms is not None
     best = min(chosen, key=lambda o: o["median_ms"]) if timed else chosen[-1]
     cand_by_version = {c.version: c for c in spec.candidates}
-    versions, lines, prev_ms = [], [], None
-    for o in chosen:
+    versions, lines, leader = [], [], None  # leader: the fastest version so far
+    for i, o in enumerate(chosen):
         c = cand_by_version[o["version"]]
         ms = o["median_ms"]
-        verdict = "baseline" if prev_ms is None else ("improved" if timed and ms < prev_ms else
-                                                      ("no gain" if timed else "verified"))
+        if i == 0:
+            verdict = "baseline"
+        elif not timed:
+            verdict = "verified"
+        else:
+            verdict = "improved" if ms < leader["median_ms"] else "no gain"
         versions.append({
             "version": c.version, "name": c.name, "technique": c.technique, "rationale": c.rationale,
             "code": Path(c.file).read_text(), "config": o["config"], "verdict": verdict, "median_ms": ms,
@@ -141,9 +145,10 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
         else:
             line += f"Verified with config {o['config']} on {o['trials']} trials (no timings on the interpreter)."
         if verdict == "no gain":
-            line += f" No gain over {prev_version}: the earlier version stays the answer."
+            line += f" No gain over {leader['version']} ({leader['median_ms']:.4f} ms), which stays ahead."
         lines.append(line)
-        prev_ms, prev_version = (ms if prev_ms is None or (ms is not None and ms < prev_ms) else prev_ms), c.version
+        if timed and (leader is None or ms < leader["median_ms"]):
+            leader = o
     ref_code = spec.reference.read_text()
     shape_txt = "x".join(str(v) for v in spec.timing_shape.values()) if spec.timing_shape else "n/a"
     question = spec.question.format(dtype=dtype, timing_shape=shape_txt).strip() + \

@@ -213,3 +213,25 @@ def test_external_candidates_from_files_folders_and_tables_get_verdicts(tmp_path
 def test_cli_missing_external_candidate_path(tmp_path):
     p = _cli("hw=cpu", "exploration.extra_candidates=[/no/such/kernel.py]", f"hydra.run.dir={tmp_path}")
     assert p.returncode == 2 and "/no/such/kernel.py does not exist" in p.stderr
+
+
+def test_version_verdicts_untimed(cpu_run):
+    """Regression: without timings every version was labelled 'baseline'."""
+    import datasets
+
+    rec = datasets.load_dataset(str(cpu_run.dataset_dir), split="train")[0]
+    assert [v["verdict"] for v in rec["trajectory"]] == ["baseline", "verified", "verified"]
+
+
+def test_version_verdicts_timed_name_the_leader(cpu_run):
+    """A later version slower than the leader is 'no gain' over the leader, not over its predecessor."""
+    from kernelsynth.records import build_record
+
+    traj = next(t for t in cpu_run.trajectories if t["dtype"] == "float32")
+    by_key = {o["key"]: dict(o) for o in cpu_run.observations}
+    for key, ms in zip(traj["observation_keys"], (2.0, 1.0, 1.5)):  # v0, v1 (leader), v2 (slower)
+        by_key[key].update(median_ms=ms, p20_ms=ms, p80_ms=ms, achieved_gbps=1.0, pct_of_copy_ceiling=1.0)
+    rec = build_record(cpu_run.spec, cpu_run.hardware, traj, by_key, cpu_run_config(), "sys")
+    assert [v["verdict"] for v in rec["trajectory"]] == ["baseline", "improved", "no gain"]
+    assert "No gain over v1 (1.0000 ms)" in rec["trajectory_text"]
+    assert rec["metrics"]["best_version"] == "v1" and rec["metrics"]["speedup_vs_v0"] == 2.0
