@@ -135,7 +135,8 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
             if role == "external" and o is None:
                 bad = next(x for x in obs if x["version"] == v and x["role"] == role)
                 rows.append({"dtype": dtype, "version": v, "name": v, "configs_ok": "0/1", "config": "",
-                             "median_ms": None, "gbps": None, "pct_copy": None, "vs_v0": None, "vs_eager": None,
+                             "median_ms": None, "gbps": None, "pct_copy": None, "tflops": None, "pct_mm": None,
+                             "regs": None, "spills": None, "vs_v0": None, "vs_eager": None,
                              "vs_compile": None, "trajectory": "rejected: " + bad["reason"].splitlines()[0][:60]})
                 continue
             rows.append({
@@ -143,6 +144,9 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 "config": " ".join(f"{k}={v}" for k, v in json.loads(o["config"]).items()) if o else "",
                 "median_ms": ms,
                 "gbps": o["achieved_gbps"] if o else None, "pct_copy": o["pct_of_copy_ceiling"] if o else None,
+                "tflops": o.get("achieved_tflops") if o else None,
+                "pct_mm": o.get("pct_of_matmul_ceiling") if o else None,
+                "regs": o.get("n_regs") if o else None, "spills": o.get("n_spills") if o else None,
                 "vs_v0": v0["median_ms"] / ms if ms and v0 and v0["median_ms"] else None,
                 "vs_eager": eager["median_ms"] / ms if ms and eager and eager["median_ms"] else None,
                 "vs_compile": comp["median_ms"] / ms if ms and comp and comp["median_ms"] else None,
@@ -150,6 +154,11 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 else ("verified" if role == "external" else ""),
             })
     return rows
+
+
+def evaluate_flops(result: RunResult) -> List[float]:
+    """The FLOPs of each observation (nonzero for compute tasks such as convolutions)."""
+    return [o.get("flops") or 0.0 for o in result.observations]
 
 
 def print_summary(result: RunResult, console=None) -> None:
@@ -160,13 +169,19 @@ def print_summary(result: RunResult, console=None) -> None:
     f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
     table = Table(title=f"kernelsynth {result.spec.name} on {result.hardware.device_name}"
                         + (f" (copy ceiling {result.hardware.copy_gbps:.0f} GB/s)" if result.hardware.copy_gbps else ""))
-    for col in ("dtype", "version", "verified configs", "best config", "median ms", "GB/s", "% copy",
-                "x v0", "x eager", "x compile", "trajectory"):
+    compute = any(evaluate_flops(result))
+    cols = ["dtype", "version", "verified configs", "best config", "median ms", "GB/s", "% copy"]
+    cols += ["TFLOP/s", "% matmul"] if compute else []
+    cols += ["regs", "spills", "x v0", "x eager", "x compile", "trajectory"]
+    for col in cols:
         table.add_column(col)
     for r in summary_rows(result):
-        table.add_row(r["dtype"], r["version"], r["configs_ok"], r["config"], f(r["median_ms"], ".4f"),
-                      f(r["gbps"], ".0f"), f(r["pct_copy"], ".1f"), f(r["vs_v0"], ".2f"), f(r["vs_eager"], ".2f"),
-                      f(r["vs_compile"], ".2f"), r["trajectory"])
+        cells = [r["dtype"], r["version"], r["configs_ok"], r["config"], f(r["median_ms"], ".4f"),
+                 f(r["gbps"], ".0f"), f(r["pct_copy"], ".1f")]
+        cells += [f(r["tflops"], ".0f"), f(r["pct_mm"], ".0f")] if compute else []
+        cells += [f(r["regs"], "d"), f(r["spills"], "d"), f(r["vs_v0"], ".2f"), f(r["vs_eager"], ".2f"),
+                  f(r["vs_compile"], ".2f"), r["trajectory"]]
+        table.add_row(*cells)
     console.print(table)
     n_rec = sum(t["accepted"] for t in result.trajectories)
     console.print(f"{n_rec} record(s) in {result.dataset_dir}  (datasets.load_dataset('{result.dataset_dir}'))")

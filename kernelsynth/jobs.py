@@ -6,10 +6,13 @@ the parent process: this module imports torch and initialises CUDA.
 
 from __future__ import annotations
 
+import inspect
 import os
 import platform
+import sys
 import subprocess
 import time
+from pathlib import Path
 from typing import Any, Dict
 
 import torch
@@ -73,19 +76,63 @@ def ceilings(payload: Dict[str, Any]) -> Dict[str, float]:
             "matmul_tflops": timing.matmul_tflops(int(payload.get("matmul_n", 8192)))}
 
 
-def _build(cand: Dict[str, Any], ref_mod, device: torch.device):
-    """The candidate module (or None for baselines) and the callable model."""
-    init = list(ref_mod.get_init_inputs())
+#: torch.manual_seed before building the reference and each candidate, so modules that create
+#: their parameters the same way (KernelBench's convention) get the same weights.
+INIT_SEED = 42
+
+
+def init_inputs(ref_mod, shape: Dict[str, int]) -> list:
+    """The reference's constructor arguments for ``shape``: ``get_init_inputs(shape)`` when it
+    takes a parameter (tasks whose parameters depend on the shape, e.g. channel counts), else
+    ``get_init_inputs()``."""
+    fn = ref_mod.get_init_inputs
+    try:
+        takes_shape = len(inspect.signature(fn).parameters) > 0
+    except (TypeError, ValueError):
+        takes_shape = False
+    return list(fn(shape) if takes_shape else fn())
+
+
+def _place(model, device: torch.device, dtype: torch.dtype):
+    """Move a module to ``device`` and, for floating dtypes, cast its parameters to ``dtype``."""
+    model = model.to(device)
+    if dtype.is_floating_point:
+        model = model.to(dtype)
+    return model.eval()
+
+
+def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype):
+    torch.manual_seed(INIT_SEED)
+    return _place(ref_mod.Model(*init), device, dtype)
+
+
+def _build(p: Dict[str, Any], mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype):
+    """The callable model of the job's candidate (a baseline, a ModelNew or a raw CUDA kernel)."""
+    cand = p["candidate"]
     if cand["role"] == "baseline":
-        model = ref_mod.Model(*init).to(device).eval()
+        model = _reference(ref_mod, init, device, dtype)
         if cand["name"] == "compile":
             torch._dynamo.reset()  # a fresh compile: no cache-size fallback to eager across jobs
             model = torch.compile(model, dynamic=False)
-        return None, model
+        return model
+    if cand["backend"] == "cuda":
+        from .backends.cuda import RawKernelModel
+
+        return RawKernelModel(_reference(ref_mod, init, device, dtype), Path(cand["file"]).read_text(),
+                              cand["launch"], p["interface"], cand["config"], p["dtype"], p["arch"],
+                              Path(p["cache_dir"]) if p.get("cache_dir") else None)
+    torch.manual_seed(INIT_SEED)
+    return _place(mod.ModelNew(*init, **cand["config"]), device, dtype)
+
+
+def _load_candidate(cand: Dict[str, Any]):
+    """The candidate's Python module (None for baselines and raw CUDA kernels)."""
+    if cand["role"] == "baseline" or cand["backend"] == "cuda":
+        return None
     mod = import_file(cand["file"])
     if not hasattr(mod, "ModelNew"):
         raise AttributeError(f"{cand['file']} defines no class ModelNew(torch.nn.Module)")
-    return mod, mod.ModelNew(*init, **cand["config"]).to(device).eval()
+    return mod
 
 
 def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
@@ -100,15 +147,27 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     device = torch.device(p["device"])
     dtype = _dtype(p["dtype"])
     ref_mod = import_file(p["reference"])
-    ref_model = ref_mod.Model(*ref_mod.get_init_inputs()).to(device).eval()
     cand = p["candidate"]
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand["role"] == "baseline"  # torch.compile may install hooks of its own
     guard = None if trusted else integrity_snapshot()
-    mod, model = _build(cand, ref_mod, device)
-    if guard is not None:
-        check_integrity(guard)
+    modules_before = set(sys.modules)
+    mod = _load_candidate(cand)
+    built: Dict[tuple, tuple] = {}  # constructor arguments -> (candidate model, reference model)
+
+    def models_for(shape):
+        """The (candidate, reference) pair for a shape, built once per distinct constructor
+        arguments, both from the same seed and cast to the job's dtype."""
+        init = init_inputs(ref_mod, shape)
+        key = repr(init)
+        if key not in built:
+            built[key] = (_build(p, mod, ref_mod, init, device, dtype), _reference(ref_mod, init, device, dtype))
+            if guard is not None:
+                check_integrity(guard)
+        return built[key]
+
+    model, ref_model = models_for(p["verify_shapes"][0])
     out: Dict[str, Any] = {"verdict": "accepted", "reason": "", "trials": 0, "max_abs_err": None,
                            "max_rel_err": None, "median_ms": None, "p20_ms": None, "p80_ms": None,
                            "timing_spread": None, "synced_ms": None, "first_call_s": None}
@@ -132,26 +191,32 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     shapes = list(p["verify_shapes"])
     try:
         rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"],
-                     special_values=p["comparison"] == "exact", **common)
+                     special_values=p["comparison"] == "exact", models_for=models_for, **common)
         out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
         if p.get("timing_shape") and p.get("time"):
             big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]],
-                         trials=p["timing_shape_trials"], determinism=False, **common)
+                         trials=p["timing_shape_trials"], determinism=False, models_for=models_for, **common)
             out["trials"] += big.trials
             out["max_abs_err"] = max(out["max_abs_err"], big.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], big.max_rel_err)
-            out.update(_time(model, ref_model, ref_mod, p, common))
+            out.update(_time(*models_for(p["timing_shape"]), ref_mod, p, common))
     except VerificationFailure as e:
         out.update(verdict="rejected", reason=f"wrong output: {e}")
     if not trusted:  # which aten ops does a call dispatch? the reference's own ones mean a fallback
         gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "aten-ops"))
-        ops = aten_ops_of(model, ref_mod.get_inputs(p["verify_shapes"][-1], dtype, device, gen), device)
+        last_model = models_for(p["verify_shapes"][-1])[0]
+        ops = aten_ops_of(last_model, ref_mod.get_inputs(p["verify_shapes"][-1], dtype, device, gen), device)
         out["aten_ops"] = ",".join(ops)
         out["reference_ops_used"] = ",".join(o for o in ops if o in set(p.get("reference_ops") or [])) or None
         if guard is not None:
             check_integrity(guard)
     if mod is not None:
         out.update(compile_stats(mod, exclude=earlier_kernels))
+        from .backends.cuda import extension_stats
+
+        out.update(extension_stats(modules_before))  # torch extensions (load_inline) the candidate built
+    if hasattr(model, "compile_stats"):  # raw CUDA kernels: registers, local memory, NVRTC time
+        out.update(model.compile_stats())
     if device.type == "cuda":
         out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
         del model

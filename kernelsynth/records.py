@@ -27,7 +27,8 @@ _f64, _i64, _str, _bool = Value("float64"), Value("int64"), Value("string"), Val
 VERSION_FEATURES = {
     "version": _str, "name": _str, "technique": _str, "rationale": _str, "code": _str, "config": _str,
     "verdict": _str, "median_ms": _f64, "p20_ms": _f64, "p80_ms": _f64, "achieved_gbps": _f64,
-    "pct_of_copy_ceiling": _f64, "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "n_regs": _i64,
+    "pct_of_copy_ceiling": _f64, "achieved_tflops": _f64, "pct_of_matmul_ceiling": _f64,
+    "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "n_regs": _i64,
     "n_spills": _i64, "shared_bytes": _i64, "max_rel_err": _f64, "trials": _i64,
 }
 
@@ -37,6 +38,7 @@ FEATURES = Features({
     "category": _str,
     "backend": _str,
     "dtype": _str,
+    "precision_policy": _str,
     "hardware": {"target": _str, "name": _str, "arch": _str, "sm_count": _i64, "l2_bytes": _i64,
                  "driver": _str, "interpret": _bool, "mismatch": _bool, "copy_gbps": _f64,
                  "matmul_tflops": _f64, "peak_gbps": _f64, "peak_source": _str},
@@ -49,7 +51,8 @@ FEATURES = Features({
     "why": _str,
     "metrics": {"eager_ms": _f64, "compile_ms": _f64, "v0_ms": _f64, "best_ms": _f64, "best_version": _str,
                 "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "speedup_vs_compile": _f64,
-                "achieved_gbps": _f64, "pct_of_copy_ceiling": _f64, "n_regs": _i64, "n_spills": _i64,
+                "achieved_gbps": _f64, "pct_of_copy_ceiling": _f64, "achieved_tflops": _f64,
+                "pct_of_matmul_ceiling": _f64, "n_regs": _i64, "n_spills": _i64,
                 "max_rel_err": _f64, "trials": _i64},
     "verification": {"passed": _bool, "performance_verified": _bool, "comparison": _str, "trials": _i64,
                      "shapes": Sequence(_str), "timing_shape": _str, "seed": _i64, "poisoned_outputs": _bool},
@@ -65,6 +68,7 @@ FIELD_DOCS = {
     "category": "task category from the spec (data_movement, fused_conv, ...)",
     "backend": "backend of the final kernel (triton, cuda)",
     "dtype": "element dtype of the case",
+    "precision_policy": "arithmetic precision of reference and candidates in this dtype (e.g. TF32 for float32 convolutions); empty for bit-exact tasks",
     "hardware": "device the numbers were measured on, with measured ceilings (GB/s, TFLOP/s) and datasheet peak",
     "environment": "Initial Environment: the device, libraries and ceilings, as text",
     "question": "Real Question: the task as posed to the engineer, with the reference code",
@@ -102,6 +106,29 @@ def environment_text(hw: Hardware) -> str:
     return text
 
 
+def candidate_code(c) -> str:
+    """The source a version is recorded with: the kernel file, and for raw CUDA kernels the
+    launch declaration from the spec (the kernel's host side)."""
+    code = Path(c.file).read_text()
+    if c.backend == "cuda" and c.launch:
+        L = c.launch
+        code += (f"\n// Launch (spec.yaml): {L['kernel']}<<<grid({', '.join(L['grid'])}), block({', '.join(L['block'])}), "
+                 f"shared {L['shared_bytes']} B>>>({', '.join(L['args'])})\n"
+                 "// compiled by NVRTC with -DKS_T=<element type> and -D<tunable>=<value>\n")
+    return code
+
+
+def _perf_text(o: Dict[str, Any]) -> str:
+    """'X GB/s = Y% of the measured copy bandwidth' for memory-bound work, plus TFLOP/s when the
+    task has FLOPs."""
+    text = f"{o['achieved_gbps']:.0f} GB/s = {o['pct_of_copy_ceiling']:.1f}% of the measured copy bandwidth"
+    if o.get("achieved_tflops"):
+        text += f", {o['achieved_tflops']:.0f} TFLOP/s"
+        if o.get("pct_of_matmul_ceiling"):
+            text += f" = {o['pct_of_matmul_ceiling']:.0f}% of the measured bf16 matmul rate"
+    return text
+
+
 def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key: Dict[str, Dict[str, Any]],
                  run_config: Dict[str, Any], system_prompt: str) -> Dict[str, Any]:
     """Render one accepted trajectory as a record matching :data:`FEATURES`."""
@@ -126,17 +153,17 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             verdict = "improved" if ms < leader["median_ms"] else "no gain"
         versions.append({
             "version": c.version, "name": c.name, "technique": c.technique, "rationale": c.rationale,
-            "code": Path(c.file).read_text(), "config": o["config"], "verdict": verdict, "median_ms": ms,
+            "code": candidate_code(c), "config": o["config"], "verdict": verdict, "median_ms": ms,
             "p20_ms": o["p20_ms"], "p80_ms": o["p80_ms"], "achieved_gbps": o["achieved_gbps"],
-            "pct_of_copy_ceiling": o["pct_of_copy_ceiling"], "speedup_vs_v0": _ratio(v0_ms, ms),
+            "pct_of_copy_ceiling": o["pct_of_copy_ceiling"], "achieved_tflops": o.get("achieved_tflops"),
+            "pct_of_matmul_ceiling": o.get("pct_of_matmul_ceiling"), "speedup_vs_v0": _ratio(v0_ms, ms),
             "speedup_vs_eager": _ratio(eager_ms, ms), "n_regs": o["n_regs"], "n_spills": o["n_spills"],
             "shared_bytes": o["shared_bytes"], "max_rel_err": o["max_rel_err"], "trials": o["trials"],
         })
         line = f"{c.version} ({c.technique}). {c.rationale} "
         if timed:
             line += (f"Measured with config {o['config']}: {ms:.4f} ms median (p20 {o['p20_ms']:.4f}, p80 "
-                     f"{o['p80_ms']:.4f}), {o['achieved_gbps']:.0f} GB/s = {o['pct_of_copy_ceiling']:.1f}% of the "
-                     f"measured copy bandwidth, {_ratio(v0_ms, ms):.2f}x v0")
+                     f"{o['p80_ms']:.4f}), {_perf_text(o)}, {_ratio(v0_ms, ms):.2f}x v0")
             if eager_ms:
                 line += f", {_ratio(eager_ms, ms):.2f}x eager PyTorch"
             line += "."
@@ -157,8 +184,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     if timed:
         answer = (f"Final kernel: {best['version']} ({cand_by_version[best['version']].technique}), config "
                   f"{best['config']}. At {shape_txt} {dtype} it runs in {best['median_ms']:.4f} ms, "
-                  f"{best['achieved_gbps']:.0f} GB/s = {best['pct_of_copy_ceiling']:.1f}% of the measured copy "
-                  f"bandwidth; {_ratio(v0_ms, best['median_ms']):.2f}x v0")
+                  f"{_perf_text(best)}; {_ratio(v0_ms, best['median_ms']):.2f}x v0")
         if eager_ms:
             answer += f", {_ratio(eager_ms, best['median_ms']):.2f}x eager ({eager_ms:.4f} ms)"
         if compile_ms:
@@ -168,7 +194,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     else:
         answer = (f"Final kernel: {best['version']} ({cand_by_version[best['version']].technique}), verified on "
                   f"{trials} trials through the Triton interpreter; not performance-verified (no GPU timings).")
-    answer_code = Path(cand_by_version[best["version"]].file).read_text()
+    answer_code = candidate_code(cand_by_version[best["version"]])
     why = spec.why.strip()
     if timed:
         why += (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first version and "
@@ -176,12 +202,13 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     trajectory_text = "\n\n".join(lines)
     messages = [{"role": "system", "content": system_prompt},
                 {"role": "user", "content": environment_text(hw) + "\n\n" + question},
-                {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```python\n"
+                {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```"
+                 + ("cuda" if cand_by_version[best["version"]].backend == "cuda" else "python") + "\n"
                  + answer_code.strip() + "\n```"}]
     return {
         "id": f"{spec.name}-{dtype}-{hw.target}-{traj['trajectory_id'][:12]}",
         "task": spec.name, "category": spec.category, "backend": cand_by_version[best["version"]].backend,
-        "dtype": dtype,
+        "dtype": dtype, "precision_policy": spec.precision.get(dtype, ""),
         "hardware": {"target": hw.target, "name": hw.device_name, "arch": hw.arch, "sm_count": hw.sm_count,
                      "l2_bytes": hw.l2_bytes, "driver": hw.driver, "interpret": hw.interpret,
                      "mismatch": hw.mismatch, "copy_gbps": hw.copy_gbps, "matmul_tflops": hw.matmul_tflops,
@@ -194,6 +221,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
                     "speedup_vs_eager": _ratio(eager_ms, best["median_ms"]),
                     "speedup_vs_compile": _ratio(compile_ms, best["median_ms"]),
                     "achieved_gbps": best["achieved_gbps"], "pct_of_copy_ceiling": best["pct_of_copy_ceiling"],
+                    "achieved_tflops": best.get("achieved_tflops"),
+                    "pct_of_matmul_ceiling": best.get("pct_of_matmul_ceiling"),
                     "n_regs": best["n_regs"], "n_spills": best["n_spills"], "max_rel_err": best["max_rel_err"],
                     "trials": trials},
         "verification": {"passed": True, "performance_verified": bool(traj["performance_verified"]),

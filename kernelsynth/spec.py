@@ -45,6 +45,10 @@ class CandidateSpec:
     technique: str
     rationale: str
     tunables: Dict[str, List[Any]]
+    #: backend "cuda" only: kernel name, grid/block/shared_bytes formulas and argument names
+    launch: Optional[Dict[str, Any]] = None
+    #: the ladder's first rung may be eager PyTorch itself (it calls the reference's operators)
+    allow_reference_ops: bool = False
 
     def configs(self, override: Optional[Dict[str, List[Any]]] = None) -> List[Dict[str, Any]]:
         """Cartesian product of the tunables, in a stable order (empty tunables: one ``{}``).
@@ -77,6 +81,12 @@ class TaskSpec:
     reference_ops: List[str] = field(default_factory=list)
     interpret_shapes: List[Dict[str, int]] = field(default_factory=list)
     interpret_tunables: Dict[str, List[Any]] = field(default_factory=dict)
+    #: dtypes run on the interpreter (None: all of ``dtypes``)
+    interpret_dtypes: Optional[List[str]] = None
+    #: how raw CUDA kernels bind to the reference's tensors: inputs, params, derived, output
+    interface: Dict[str, Any] = field(default_factory=dict)
+    #: per dtype, the arithmetic precision policy of reference and candidates (stated in records)
+    precision: Dict[str, str] = field(default_factory=dict)
     sha256: str = field(default="")
 
     @property
@@ -99,10 +109,15 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Mod: operator.mod}
 
 
-def evaluate(expr: str, env: Dict[str, float]) -> float:
-    """Evaluate an arithmetic formula (numbers, names from ``env``, + - * / // % ** and parentheses).
+#: Functions a formula may call: ``cdiv(a, b)`` (ceiling division, for grids), ``min``, ``max``.
+FUNCTIONS = {"cdiv": lambda a, b: -(-a // b), "min": min, "max": max}
 
-    Raises ValueError for anything else (calls, attributes, unknown names).
+
+def evaluate(expr: str, env: Dict[str, float]) -> float:
+    """Evaluate an arithmetic formula: numbers, names from ``env``, + - * / // % ** and parentheses,
+    and calls of :data:`FUNCTIONS`.
+
+    Raises ValueError for anything else (other calls, attributes, unknown names).
     """
 
     def ev(node):
@@ -118,6 +133,9 @@ def evaluate(expr: str, env: Dict[str, float]) -> float:
             return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+                and not node.keywords):
+            return FUNCTIONS[node.func.id](*[ev(a) for a in node.args])
         raise ValueError(f"unsupported syntax '{ast.unparse(node)}'")
 
     try:
@@ -207,7 +225,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         raise SpecError(path, "<document>", "valid YAML", str(e).splitlines()[0]) from None
     c.keys(doc, "", required=("name", "reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("category", "summary", "comparison", "tolerance", "question", "why", "baselines", "interpret",
-                     "reference_ops"))
+                     "reference_ops", "interface", "precision"))
     root = path.parent
     name = c.string(doc, "", "name")
     reference = root / c.string(doc, "", "reference")
@@ -271,7 +289,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     for i, cd in enumerate(cands):
         fld = f"candidates[{i}]"
         c.keys(cd, fld, required=("version", "name", "file", "technique", "rationale"),
-               optional=("backend", "tunables"))
+               optional=("backend", "tunables", "launch", "allow_reference_ops"))
         version = c.string(cd, fld, "version")
         if version in seen:
             c.fail(f"{fld}.version", "a version label used once", version)
@@ -289,11 +307,16 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
             if not isinstance(v, list) or not v:
                 c.fail(f"{fld}.tunables.{k}", "a non-empty list of values", v)
         tun = {k: list(v) for k, v in tun.items()}
+        launch = _launch(c, cd, fld, backend, dims, tun)
+        allow_ref = cd.get("allow_reference_ops", False)
+        if not isinstance(allow_ref, bool) or (allow_ref and i != 0):
+            c.fail(f"{fld}.allow_reference_ops", "true only on the first candidate (v0 may be eager PyTorch)", allow_ref)
         for k, v in (tunables or {}).items():
             if k in tun:
                 tun[k] = list(v) if isinstance(v, (list, tuple)) else [v]
         candidates.append(CandidateSpec(version, c.string(cd, fld, "name"), f, backend,
-                                        c.string(cd, fld, "technique"), c.string(cd, fld, "rationale"), tun))
+                                        c.string(cd, fld, "technique"), c.string(cd, fld, "rationale"), tun,
+                                        launch, allow_ref))
     for k in (tunables or {}):
         if not any(k in cd.tunables for cd in candidates):
             known = sorted({t for cd in candidates for t in cd.tunables})
@@ -304,7 +327,11 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         c.fail("baselines", f"a list drawn from {list(BASELINES)}", baselines)
 
     interp = doc.get("interpret") or {}
-    c.keys(interp, "interpret", required=(), optional=("shapes", "tunables"))
+    c.keys(interp, "interpret", required=(), optional=("shapes", "tunables", "dtypes"))
+    interp_dtypes = interp.get("dtypes")
+    if interp_dtypes is not None and (not isinstance(interp_dtypes, list) or not interp_dtypes
+                                      or any(d not in doc["dtypes"] for d in interp_dtypes)):
+        c.fail("interpret.dtypes", f"a non-empty subset of the spec's dtypes {doc['dtypes']}", interp_dtypes)
     interp_shapes = verify
     if "shapes" in interp:
         if not isinstance(interp["shapes"], list) or not interp["shapes"]:
@@ -318,6 +345,13 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     if not isinstance(ref_ops, list) or not all(isinstance(o, str) and o.isidentifier() for o in ref_ops):
         c.fail("reference_ops", "a list of aten operator names (e.g. [flip, convolution])", ref_ops)
 
+    interface = _interface(c, doc.get("interface"), dims)
+    if any(cd.backend == "cuda" for cd in candidates) and not interface:
+        c.fail("interface", "inputs/params/derived/output declared (a candidate has backend: cuda)")
+    precision = doc.get("precision") or {}
+    if not isinstance(precision, dict) or not all(isinstance(v, str) for v in precision.values()):
+        c.fail("precision", "a mapping dtype -> text", precision)
+
     summary = doc.get("summary", name)
     return TaskSpec(
         name=name, path=path, category=str(doc.get("category", "uncategorized")), summary=summary,
@@ -325,5 +359,66 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         comparison=comparison, tolerance=tolerance, work=work,
         question=str(doc.get("question", summary)), why=str(doc.get("why", "")),
         candidates=candidates, baselines=baselines, reference_ops=list(ref_ops), interpret_shapes=interp_shapes,
-        interpret_tunables={k: list(v) for k, v in interp_tun.items()}, sha256=spec_sha256(root),
+        interpret_tunables={k: list(v) for k, v in interp_tun.items()}, interface=interface,
+        interpret_dtypes=[d for d in dts if d in interp_dtypes] if interp_dtypes else None,
+        precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root),
     )
+
+
+def _interface(c: _Checker, iface, dims) -> Dict[str, Any]:
+    """Validate the task's ``interface`` (see kernelsynth/backends/cuda.py); {} when absent."""
+    if iface is None:
+        return {}
+    c.keys(iface, "interface", required=("inputs", "output"), optional=("params", "derived"))
+    names = set(dims)
+    for group in ("inputs", "params"):
+        g = iface.get(group) or {}
+        if not isinstance(g, dict):
+            c.fail(f"interface.{group}", "a mapping tensor name -> list of dims", g)
+        for t, shape in g.items():
+            if not isinstance(shape, list) or not all(isinstance(d, int) or (isinstance(d, str) and d in dims)
+                                                      for d in shape):
+                c.fail(f"interface.{group}.{t}", f"a list of dims from {dims} or ints", shape)
+    derived = iface.get("derived") or {}
+    if not isinstance(derived, dict):
+        c.fail("interface.derived", "a mapping name -> formula", derived)
+    for d, expr in derived.items():
+        try:
+            evaluate(str(expr), {n: 1 for n in names})
+        except (ValueError, ZeroDivisionError) as e:
+            c.fail(f"interface.derived.{d}", f"a formula of {sorted(names)} ({e})", expr)
+        names.add(d)
+    out = iface["output"]
+    if not isinstance(out, list) or not out:
+        c.fail("interface.output", "a list of dims or formulas", out)
+    for i, e in enumerate(out):
+        try:
+            evaluate(str(e), {n: 1 for n in names})
+        except (ValueError, ZeroDivisionError) as err:
+            c.fail(f"interface.output[{i}]", f"a formula of {sorted(names)} ({err})", e)
+    return {"inputs": dict(iface["inputs"]), "params": dict(iface.get("params") or {}),
+            "derived": {k: str(v) for k, v in derived.items()}, "output": [str(e) for e in out]}
+
+
+def _launch(c: _Checker, cd, fld, backend, dims, tunables) -> Optional[Dict[str, Any]]:
+    """Validate a cuda candidate's ``launch`` block (kernel, grid, block, shared_bytes, args)."""
+    launch = cd.get("launch")
+    if backend != "cuda":
+        if launch is not None:
+            c.fail(f"{fld}.launch", "no launch block (only backend: cuda candidates have one)", launch)
+        return None
+    if launch is None:
+        c.fail(f"{fld}.launch", "a launch block (kernel, grid, block, args) for backend: cuda")
+    c.keys(launch, f"{fld}.launch", required=("kernel", "grid", "block", "args"), optional=("shared_bytes",))
+    if not isinstance(launch["kernel"], str) or not launch["kernel"].isidentifier():
+        c.fail(f"{fld}.launch.kernel", "the name of an extern \"C\" __global__ function", launch["kernel"])
+    for key in ("grid", "block"):
+        val = launch[key]
+        if not isinstance(val, list) or not 1 <= len(val) <= 3:
+            c.fail(f"{fld}.launch.{key}", "a list of 1 to 3 formulas", val)
+    if not isinstance(launch["args"], list) or not all(isinstance(a, str) for a in launch["args"]):
+        c.fail(f"{fld}.launch.args", "a list of tensor or dim names", launch["args"])
+    grid = [str(g) for g in launch["grid"]] + ["1"] * (3 - len(launch["grid"]))
+    block = [str(b) for b in launch["block"]] + ["1"] * (3 - len(launch["block"]))
+    return {"kernel": launch["kernel"], "grid": grid, "block": block,
+            "shared_bytes": str(launch.get("shared_bytes", 0)), "args": list(launch["args"])}

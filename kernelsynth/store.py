@@ -48,14 +48,17 @@ OBSERVATION_SCHEMA = pa.schema([
     ("achieved_gbps", pa.float64()),
     ("achieved_tflops", pa.float64()),
     ("pct_of_copy_ceiling", pa.float64()),
-    ("floor_ms", pa.float64()),           # bytes / measured copy bandwidth
+    ("pct_of_matmul_ceiling", pa.float64()),  # achieved TFLOP/s / measured bf16 matmul TFLOP/s
+    ("floor_ms", pa.float64()),           # max(bytes / copy bandwidth, FLOPs / matmul rate), measured
     ("aten_ops", pa.string()),            # aten operators one call dispatches (comma-separated)
     ("reference_ops_used", pa.string()),  # those among the spec's reference_ops: a fallback, not a kernel
     ("n_regs", pa.int64()),
-    ("n_spills", pa.int64()),
+    ("n_spills", pa.int64()),             # Triton: spilled registers; CUDA: local_bytes / 4
+    ("local_bytes", pa.int64()),          # CUDA: local memory per thread (spills and local arrays)
     ("shared_bytes", pa.int64()),
     ("n_kernels", pa.int64()),
     ("first_call_s", pa.float64()),       # wall time of the first call (JIT compile unless cached)
+    ("compile_s", pa.float64()),          # CUDA: NVRTC seconds (cubin load time on a disk-cache hit)
     ("peak_mem_bytes", pa.int64()),
     ("wall_s", pa.float64()),             # the whole job, in the worker
     ("device", pa.string()),

@@ -206,25 +206,31 @@ def run_reference(ref_model: torch.nn.Module, inputs: Sequence[torch.Tensor], co
                   dtype: torch.dtype) -> torch.Tensor:
     """The reference output on clones of ``inputs``: in the inputs' dtype for ``exact``, in float64
     (floats upcast) for ``allclose``."""
-    if comparison == "allclose":
-        args = [x.double() if x.is_floating_point() else x.clone() for x in inputs]
-        return ref_model.double()(*args)
-    return ref_model(*[x.clone() for x in inputs])
+    with torch.no_grad():
+        if comparison == "allclose":
+            args = [x.double() if x.is_floating_point() else x.clone() for x in inputs]
+            return ref_model.double()(*args)
+        return ref_model(*[x.clone() for x in inputs])
 
 
 def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
            shapes: Sequence[Dict[str, int]], dtype: torch.dtype, device: torch.device, *, trials: int,
            seed: int, comparison: str, tol: Optional[Dict[str, float]], determinism: bool = True,
            poison_empty: bool = True, special_values: bool = False,
-           guard: Optional[Dict[str, int]] = None) -> VerificationReport:
+           guard: Optional[Dict[str, int]] = None,
+           models_for: Optional[Callable] = None) -> VerificationReport:
     """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
     with the shape and trial named; returns the report when everything passed.
 
     ``special_values``: trial 1 of each shape gets NaN, +-Inf, -0.0 and huge values (floats) or
     the dtype's extremes (ints) planted in its inputs. ``guard``: an :func:`integrity_snapshot`
-    taken before the candidate was imported, checked after every trial (TamperingError)."""
+    taken before the candidate was imported, checked after every trial (TamperingError).
+    ``models_for(shape) -> (candidate, ref_model)``: models built for each shape (tasks whose
+    parameters depend on the shape); replaces ``candidate`` and ``ref_model`` when given."""
     report = VerificationReport()
     for si, shape in enumerate(shapes):
+        if models_for is not None:
+            candidate, ref_model = models_for(shape)
         label = "x".join(str(v) for v in shape.values())
         report.shapes.append(label)
         for t in range(trials):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,16 +64,22 @@ class Exploration:
         timed = not hw.interpret and spec.timing_shape is not None
         shapes = spec.interpret_shapes if hw.interpret else spec.verify_shapes
         jobs = []
-        for dtype in spec.dtypes:
+        dtypes = spec.dtypes
+        if hw.interpret and spec.interpret_dtypes is not None:
+            dtypes = spec.interpret_dtypes
+        for dtype in dtypes:
             work = spec.work_model(spec.timing_shape, dtype) if spec.timing_shape else {"bytes": None, "flops": None}
             entries = []
             for cand in spec.candidates:
+                if hw.interpret and cand.backend == "cuda":
+                    continue  # native CUDA needs a GPU; CI compiles these sources with nvcc instead
                 configs = cand.configs()
                 if hw.interpret:
                     configs = cand.configs(spec.interpret_tunables)[: max(1, self.interpreter_max_configs)]
                 for cfg in configs:
                     entries.append(dict(role="candidate", version=cand.version, name=cand.name,
-                                        backend=cand.backend, file=str(cand.file), config=cfg))
+                                        backend=cand.backend, file=str(cand.file), config=cfg,
+                                        **({"launch": cand.launch} if cand.launch else {})))
             for ext in external or []:
                 entries.append(dict(role="external", version=ext.name, name=ext.name, backend="external",
                                     file=str(ext.file), config={}))
@@ -87,6 +94,7 @@ class Exploration:
                     "seed": self.seed, "comparison": spec.comparison, "tolerance": spec.tolerance,
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
                     "device": hw.device, "reference_ops": spec.reference_ops,
+                    "interface": spec.interface, "arch": hw.arch,
                 }
                 files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])
                 key = content_key(spec=spec.sha256, candidate=e, dtype=dtype, shapes=shapes,
@@ -113,10 +121,17 @@ class Exploration:
         """Run every planned job not yet on disk; return all observations of the run directory."""
         external = load_external(self.extra_candidates, store.dir.parent)
         jobs = self.plan(spec, hw, external)
+        skipped = [c.version for c in spec.candidates if hw.interpret and c.backend == "cuda"]
+        if skipped:
+            log.warning("skipping %s: backend cuda needs a GPU (the interpreter runs Triton only)", ", ".join(skipped))
+        for j in jobs:  # where compiled CUDA kernels and torch extensions are cached (not part of the key)
+            j.payload["cache_dir"] = str(cache_dir)
         todo = [j for j in jobs if not store.has(j.key)]
         if len(todo) < len(jobs):
             log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
         env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
+        env |= {"KERNELSYNTH_CACHE": str(cache_dir),
+                "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR", str(Path(cache_dir) / "torch_extensions"))}
         n_workers = self.workers or 1
         with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s) as pool:
             if not hw.interpret:
@@ -168,7 +183,8 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
     v = result.value
     row.update({k: v.get(k) for k in ("verdict", "reason", "trials", "max_abs_err", "max_rel_err", "median_ms",
                                        "p20_ms", "p80_ms", "timing_spread", "synced_ms", "n_regs", "n_spills", "shared_bytes",
-                                       "n_kernels", "first_call_s", "peak_mem_bytes", "aten_ops", "reference_ops_used")})
+                                       "n_kernels", "first_call_s", "compile_s", "local_bytes", "peak_mem_bytes", "aten_ops",
+                                       "reference_ops_used")})
     row["fault"] = "ok" if v["verdict"] == "accepted" else "wrong_output"
     ms = row["median_ms"]
     if ms and row["bytes"]:
@@ -178,6 +194,11 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
             row["floor_ms"] = row["bytes"] / (hw.copy_gbps * 1e9) * 1e3
     if ms and row["flops"]:
         row["achieved_tflops"] = row["flops"] / (ms * 1e-3) / 1e12
+        if hw.matmul_tflops:
+            row["pct_of_matmul_ceiling"] = 100.0 * row["achieved_tflops"] / hw.matmul_tflops
+            # compute floor: FLOPs at the measured bf16 tensor-core rate (TF32 and float32 peak lower,
+            # so this floor is conservative for them)
+            row["floor_ms"] = max(row.get("floor_ms") or 0.0, row["flops"] / (hw.matmul_tflops * 1e12) * 1e3)
     if row["verdict"] == "accepted" and ms:
         problem = timing_integrity(row)
         if problem:
@@ -197,7 +218,8 @@ def timing_integrity(row: Dict[str, Any]) -> Optional[str]:
     ms = row["median_ms"]
     if row.get("floor_ms") and ms < row["floor_ms"] * (1 - FLOOR_SLACK):
         return (f"{ms:.4f} ms is below the roofline floor {row['floor_ms']:.4f} ms "
-                "(bytes / measured copy bandwidth): the timed region did not contain the work")
+                "(max of bytes / measured copy bandwidth and FLOPs / measured matmul rate): "
+                "the timed region did not contain the work")
     if row.get("synced_ms") and row["synced_ms"] > SYNC_RATIO * ms + SYNC_SLACK_MS:
         return (f"event-timed {ms:.4f} ms but {row['synced_ms']:.4f} ms with a full device sync: "
                 "work escapes the timed stream (side streams or threads)")

@@ -5,7 +5,8 @@ reasons, written to ``<run dir>/trajectories.parquet``. The rules are references
 
 1. every version of the ladder has a verified observation (every trial of every shape passed);
    with ``require_all_configs_correct`` a single wrong config rejects the version; a version
-   whose call dispatches one of the spec's ``reference_ops`` (a fallback to PyTorch) rejects it;
+   whose call dispatches one of the spec's ``reference_ops`` (a fallback to PyTorch) rejects it,
+   except a v0 the spec marks ``allow_reference_ops`` (the ladder may start from eager PyTorch);
 2. each version is represented by its fastest verified config (by median latency);
 3. timed runs only: no chosen latency is below the roofline floor (bytes / measured copy GB/s);
 4. timed runs only: the repeated timings of each chosen version agree within ``max_timing_spread``;
@@ -69,7 +70,8 @@ class Selection:
                 by[(o["dtype"], o["role"], o["version"])].append(o)
         out = []
         for dtype in spec.dtypes:
-            out.append(self.judge(spec, dtype, by))
+            if any(d == dtype for d, _, _ in by):
+                out.append(self.judge(spec, dtype, by))
         if run_dir is not None:
             atomic_write_table(Path(run_dir) / "trajectories.parquet", rows_to_table(out, TRAJECTORY_SCHEMA))
         for t in out:
@@ -80,7 +82,11 @@ class Selection:
     def judge(self, spec: TaskSpec, dtype: str, by) -> Dict[str, Any]:
         reasons: List[str] = []
         chosen: List[Optional[Dict[str, Any]]] = []
-        for cand in spec.candidates:
+        seen = [o for (d, _, _), rows in by.items() if d == dtype for o in rows]
+        interpret = bool(seen) and all(o["interpret"] for o in seen)
+        # On the interpreter, native CUDA versions cannot run: the ladder is judged without them.
+        ladder = [c for c in spec.candidates if not (interpret and c.backend == "cuda")]
+        for cand in ladder:
             obs = by.get((dtype, "candidate", cand.version), [])
             best = _fastest(obs)
             if not obs:
@@ -94,7 +100,7 @@ class Selection:
                 if bad:
                     reasons.append(f"{cand.version}: {len(bad)} of {len(obs)} configs rejected "
                                    f"(e.g. {bad[0]['config']}: {bad[0]['reason'].splitlines()[0][:300]})")
-            if best is not None and best.get("reference_ops_used"):
+            if best is not None and best.get("reference_ops_used") and not cand.allow_reference_ops:
                 reasons.append(f"{cand.version}: calls the reference's own operator(s) "
                                f"{best['reference_ops_used']}: a PyTorch fallback, not a kernel record")
             chosen.append(best)
@@ -104,7 +110,7 @@ class Selection:
             for c in chosen:
                 if self.reject_below_floor and c["floor_ms"] and c["median_ms"] < c["floor_ms"] * (1 - FLOOR_SLACK):
                     reasons.append(f"{c['version']}: {c['median_ms']:.4f} ms is below the roofline floor "
-                                   f"{c['floor_ms']:.4f} ms (bytes / measured copy bandwidth): a timing artefact")
+                                   f"{c['floor_ms']:.4f} ms (measured copy bandwidth / matmul rate): a timing artefact")
                 if c["timing_spread"] is not None and c["timing_spread"] > self.max_timing_spread:
                     reasons.append(f"{c['version']}: repeated timings differ by {100 * c['timing_spread']:.1f}% "
                                    f"(> {100 * self.max_timing_spread:.0f}%)")
@@ -119,7 +125,7 @@ class Selection:
             "trajectory_id": content_key(task=spec.name, spec=spec.sha256, dtype=dtype, keys=keys),
             "task": spec.name, "dtype": dtype, "accepted": not reasons,
             "performance_verified": timed and not reasons,
-            "reasons": reasons, "versions": [c.version for c in spec.candidates], "observation_keys": keys,
+            "reasons": reasons, "versions": [c.version for c in ladder], "observation_keys": keys,
             "baseline_keys": [b["key"] for b in baselines if b is not None], "speedup_best_vs_first": speedup,
         }
 

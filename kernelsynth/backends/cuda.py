@@ -1,0 +1,280 @@
+"""Native CUDA C++ candidates: raw ``__global__`` kernels compiled at run time by NVRTC.
+
+A spec candidate with ``backend: cuda`` names a ``.cu`` file and a ``launch`` block::
+
+    launch:
+      kernel: conv_relu_maxpool_naive          # extern "C" __global__ function
+      grid: ["cdiv(N * C_out * PH * PW, BLOCK)", 1, 1]
+      block: [BLOCK, 1, 1]
+      shared_bytes: 0                          # dynamic shared memory (formula), optional
+      args: [x, conv.weight, conv.bias, out, N, C_in, H, W, C_out, PH, PW]
+
+and the task declares its ``interface``: the dims of every input, of the reference model's
+parameters (by ``state_dict`` name) and of the output, plus derived dims. At each call the dims
+are bound from the actual tensors, the grid/block formulas are evaluated over dims + tunables,
+and the kernel is launched on PyTorch's current stream. ``args`` names inputs, parameters,
+``out`` (allocated by ``torch.empty``, so the harness poisons it) or dims (passed as ``int``).
+
+Compilation: NVIDIA's cuda-python (``cuda.core`` ``Program``, i.e. NVRTC) to a cubin for the
+device's arch, with ``-DKS_T=<element type>`` and one ``-D<NAME>=<value>`` per tunable. Cubins
+are cached on disk under ``<cache_dir>/cuda/<sha256 of source + options + arch + NVRTC>.cubin``,
+so a second run compiles nothing. Loading and launching go through the CUDA driver API
+(``cuda.bindings.driver``). :meth:`RawKernelModel.compile_stats` reports registers, local memory
+(spill) bytes, static shared memory and compile seconds per kernel, read from the driver
+(``cuFuncGetAttribute``).
+
+``torch.utils.cpp_extension.load_inline`` sources (host code + kernels, KernelBench style) need
+nothing from this module: they are plain ``ModelNew`` files; the worker points
+``TORCH_EXTENSIONS_DIR`` at ``<cache_dir>/torch_extensions`` so their builds are cached too, and
+:func:`extension_stats` reads their kernels' resources with ``cuobjdump``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from ..spec import evaluate
+
+#: C++ element type for each torch dtype name a raw kernel may be compiled for.
+CUDA_TYPES = {"float32": "float", "bfloat16": "__nv_bfloat16", "float16": "__half", "float64": "double",
+              "int32": "int", "int64": "long long"}
+
+
+class CudaCompileError(Exception):
+    """NVRTC rejected a source; the message holds the compiler log. (Fault class compile_error.)"""
+
+
+def defines(dtype: str, config: Dict[str, Any]) -> List[str]:
+    """The ``-D`` macros a raw kernel is compiled with: ``KS_T`` (the element type of ``dtype``)
+    and one per tunable (sorted). Raises KeyError for a dtype with no C++ type."""
+    return [f"KS_T={CUDA_TYPES[dtype]}"] + [f"{k}={int(v)}" for k, v in sorted(config.items())]
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept: ``$KERNELSYNTH_CACHE`` or ``~/.cache/kernelsynth``."""
+    return Path(os.environ.get("KERNELSYNTH_CACHE") or Path.home() / ".cache" / "kernelsynth").expanduser()
+
+
+def include_dirs() -> List[str]:
+    """CUDA toolkit include folders (for cuda_bf16.h/cuda_fp16.h): $CUDA_HOME, nvcc's prefix,
+    /usr/local/cuda, and the headers of the nvidia pip packages."""
+    found = []
+    cands = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        cands.append(str(Path(nvcc).resolve().parent.parent))
+    cands += ["/usr/local/cuda"]
+    for c in cands:
+        if c and (Path(c) / "include" / "cuda_bf16.h").is_file():
+            found.append(str(Path(c) / "include"))
+    for p in sys.path:
+        for sub in ("nvidia/cu13/include", "nvidia/cuda_runtime/include", "nvidia/cuda_nvrtc/include"):
+            d = Path(p) / sub
+            if (d / "cuda_bf16.h").is_file() or (d / "cuda_fp16.h").is_file():
+                found.append(str(d))
+    return list(dict.fromkeys(found))
+
+
+def _core():
+    try:
+        import cuda.core as core  # cuda-python >= 0.4 exports Program at the top level
+        if hasattr(core, "Program"):
+            return core
+    except ImportError:
+        pass
+    try:
+        import cuda.core.experimental as core
+        return core
+    except ImportError as e:
+        raise CudaCompileError("the CUDA backend needs NVIDIA's cuda-python (pip install cuda-python)") from e
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver
+    except ImportError:  # cuda-python < 12.6
+        from cuda import cuda as driver
+    return driver
+
+
+def _check(result):
+    """Unpack a cuda.bindings call's (error, *values) tuple; raise RuntimeError on an error."""
+    err, *vals = result if isinstance(result, tuple) else (result,)
+    if int(err) != 0:
+        raise RuntimeError(f"CUDA error: {err!r}")
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+class CompiledKernel:
+    """One loaded ``__global__`` function and what compiling it cost."""
+
+    def __init__(self, cubin: bytes, name: str, compile_s: float, cached: bool):
+        drv = _driver()
+        self.name, self.compile_s, self.cached = name, compile_s, cached
+        self._module = _check(drv.cuModuleLoadData(cubin))
+        self.function = _check(drv.cuModuleGetFunction(self._module, name.encode()))
+        attr = drv.CUfunction_attribute
+        get = lambda a: int(_check(drv.cuFuncGetAttribute(a, self.function)))  # noqa: E731
+        self.n_regs = get(attr.CU_FUNC_ATTRIBUTE_NUM_REGS)
+        self.local_bytes = get(attr.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+        self.shared_bytes = get(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+
+    def launch(self, grid: Sequence[int], block: Sequence[int], shared_bytes: int, stream: int,
+               args: Sequence[Any]) -> None:
+        """Launch on ``stream`` (a CUstream handle as int); ``args`` are torch tensors (passed
+        as device pointers) or ints (passed as 32-bit ``int``). Raises RuntimeError on a launch error."""
+        import torch
+
+        drv = _driver()
+        vals, types = [], []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                vals.append(a.data_ptr())
+                types.append(ctypes.c_void_p)
+            else:
+                vals.append(int(a))
+                types.append(ctypes.c_int)
+        _check(drv.cuLaunchKernel(self.function, *[int(g) for g in grid], *[int(b) for b in block],
+                                  int(shared_bytes), drv.CUstream(stream), (tuple(vals), tuple(types)), 0))
+
+
+def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
+                   cache: Optional[Path] = None) -> CompiledKernel:
+    """Compile ``source`` with NVRTC for ``arch`` (e.g. ``"sm_90"``) and load ``name`` from it.
+
+    The cubin is cached on disk, keyed by the SHA-256 of source, macros, arch, include folders
+    and the NVRTC version; a cache hit skips NVRTC (``compile_s`` is then the load time and
+    ``cached`` True). Raises CudaCompileError with NVRTC's log when the source does not compile.
+    """
+    core = _core()
+    incs = include_dirs()
+    opts = ["-std=c++17", "-default-device", f"-arch={arch}"] + [f"-D{m}" for m in macros] + [f"-I{d}" for d in incs]
+    key = hashlib.sha256("\0".join([source, name, arch, *opts, getattr(core, "__version__", "")]).encode()).hexdigest()
+    path = (cache or cache_dir()) / "cuda" / f"{key}.cubin"
+    start = time.perf_counter()
+    if path.is_file():
+        return CompiledKernel(path.read_bytes(), name, time.perf_counter() - start, cached=True)
+    options = core.ProgramOptions(arch=arch, std="c++17", define_macro=[tuple(m.split("=", 1)) for m in macros],
+                                  include_path=incs or None)
+    try:
+        program = core.Program(source, code_type="c++", options=options)
+        obj = program.compile("cubin")
+    except Exception as e:  # noqa: BLE001 - NVRTC errors carry the log in the message
+        raise CudaCompileError(f"NVRTC could not compile {name} ({' '.join(macros)}): {e}") from None
+    cubin = obj.code if isinstance(obj.code, bytes) else Path(obj.code).read_bytes()
+    compile_s = time.perf_counter() - start
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(cubin)
+    os.replace(tmp, path)  # atomic: concurrent workers never read half a cubin
+    return CompiledKernel(cubin, name, compile_s, cached=False)
+
+
+def bind_dims(interface: Dict[str, Any], tensors: Dict[str, Any]) -> Dict[str, int]:
+    """Bind the interface's dim names to the sizes of ``tensors`` (inputs and parameters by name),
+    then add the derived dims. Raises ValueError when a tensor's rank or a repeated dim disagrees."""
+    dims: Dict[str, int] = {}
+    for group in ("inputs", "params"):
+        for tname, names in (interface.get(group) or {}).items():
+            t = tensors[tname]
+            if len(names) != t.dim():
+                raise ValueError(f"{tname} has {t.dim()} dims, the interface declares {names}")
+            for d, size in zip(names, t.shape):
+                if isinstance(d, int):
+                    if d != size:
+                        raise ValueError(f"{tname} has size {size} where the interface declares {d}")
+                elif dims.setdefault(d, int(size)) != size:
+                    raise ValueError(f"dim {d} is {dims[d]} in one tensor and {size} in {tname}")
+    for d, expr in (interface.get("derived") or {}).items():
+        dims[d] = int(evaluate(str(expr), dims))
+    return dims
+
+
+class RawKernelModel:
+    """A ``ModelNew`` for a raw CUDA kernel (see module docstring). Built inside a worker from the
+    reference model (whose parameters it takes, cast like the reference), the kernel source, the
+    candidate's ``launch`` block, the task's ``interface``, the tunables ``config`` and the dtype.
+    """
+
+    def __init__(self, ref_model, source: str, launch: Dict[str, Any], interface: Dict[str, Any],
+                 config: Dict[str, Any], dtype: str, arch: str, cache: Optional[Path] = None):
+        import torch
+
+        self.params = {k: v.detach().clone() for k, v in ref_model.state_dict().items()}
+        self.source, self.launch_spec, self.interface, self.config = source, launch, interface, dict(config)
+        self.dtype, self.arch, self.cache = dtype, arch, cache
+        self.kernel = compile_kernel(source, launch["kernel"], defines(dtype, config), arch, cache)
+        self._torch = torch
+
+    def __call__(self, *inputs):
+        torch = self._torch
+        names = list(self.interface["inputs"])
+        tensors = dict(self.params)
+        tensors.update({n: x.contiguous() for n, x in zip(names, inputs)})
+        dims = bind_dims(self.interface, tensors)
+        env = dict(dims, **self.config)
+        out_shape = [int(evaluate(str(e), env)) for e in self.interface["output"]]
+        out = torch.empty(out_shape, dtype=inputs[0].dtype, device=inputs[0].device)
+        tensors["out"] = out
+        if out.numel() == 0:
+            return out
+        grid = [int(evaluate(str(e), env)) for e in self.launch_spec["grid"]]
+        block = [int(evaluate(str(e), env)) for e in self.launch_spec["block"]]
+        shared = int(evaluate(str(self.launch_spec.get("shared_bytes", 0)), env))
+        args = [tensors[a] if a in tensors else env[a] for a in self.launch_spec["args"]]
+        self.kernel.launch(grid, block, shared, torch.cuda.current_stream(out.device).cuda_stream, args)
+        return out
+
+    def compile_stats(self) -> Dict[str, Any]:
+        """``n_regs`` (per thread), ``n_spills`` (local memory bytes per thread / 4: spilled 32-bit
+        registers and local arrays), ``local_bytes``, ``shared_bytes`` (static, per block),
+        ``compile_s`` (NVRTC seconds; load seconds on a cache hit) and ``compile_cached``."""
+        k = self.kernel
+        return {"n_regs": k.n_regs, "n_spills": k.local_bytes // 4, "local_bytes": k.local_bytes,
+                "shared_bytes": k.shared_bytes, "n_kernels": 1, "compile_s": k.compile_s,
+                "compile_cached": k.cached}
+
+    # nn.Module-like surface the harness uses
+    def to(self, *args, **kwargs):
+        return self
+
+    def eval(self):
+        return self
+
+
+_RES = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+
+
+def extension_stats(before: set) -> Dict[str, Any]:
+    """Resources of the kernels in torch extensions loaded since ``before`` (a set of
+    ``sys.modules`` names): ``n_regs`` (max), ``n_spills`` (max LOCAL bytes / 4), ``local_bytes``,
+    ``shared_bytes`` (max) and ``n_kernels``, read with ``cuobjdump -res-usage``. Empty when no
+    extension was loaded or cuobjdump is missing."""
+    libs = []
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None) or ""
+        if name not in before and f.endswith(".so") and "torch_extensions" in f:
+            libs.append(f)
+    tool = shutil.which("cuobjdump")
+    if not libs or not tool:
+        return {}
+    rows = []
+    for lib in libs:
+        try:
+            out = subprocess.run([tool, "-res-usage", lib], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        rows += [tuple(int(v) for v in m.groups()) for m in _RES.finditer(out)]
+    if not rows:
+        return {}
+    return {"n_regs": max(r[0] for r in rows), "local_bytes": max(r[3] for r in rows),
+            "n_spills": max(r[3] for r in rows) // 4, "shared_bytes": max(r[2] for r in rows), "n_kernels": len(rows)}
