@@ -1,0 +1,134 @@
+"""The CUDA backend and the conv_relu_maxpool task, as far as a machine without a GPU can check:
+every CUDA source compiles with nvcc for sm_90 in every dtype x tunable config the harness would
+use, the launch/interface declarations validate, dims bind from tensors, and the Triton tensor-core
+variant runs the whole pipeline through the interpreter."""
+
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+import yaml
+
+from conftest import ROOT, compose
+from kernelsynth import engine
+from kernelsynth.backends.cuda import bind_dims, defines
+from kernelsynth.errors import SpecError
+from kernelsynth.spec import SPECS_DIR, evaluate, load_spec
+
+CONV = SPECS_DIR / "conv_relu_maxpool"
+
+
+def _cuda_builds():
+    """(label, file, macros) for every raw CUDA candidate x dtype x config of every spec."""
+    builds = []
+    for spec_file in sorted(SPECS_DIR.glob("*/spec.yaml")):
+        spec = load_spec(spec_file)
+        for cand in spec.candidates:
+            if cand.backend != "cuda":
+                continue
+            for dtype in spec.dtypes:
+                for cfg in cand.configs():
+                    builds.append((f"{spec.name}/{cand.version}/{dtype}/{cfg}", cand.file, defines(dtype, cfg)))
+    return builds
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
+def test_every_cuda_source_compiles_for_sm90_in_every_dtype_and_config():
+    builds = _cuda_builds()
+    assert len(builds) == 12  # conv_relu_maxpool: v1 (2 configs) + v2 (4 configs), x 2 dtypes
+
+    def nvcc(b):
+        label, path, macros = b
+        cmd = ["nvcc", "-arch=sm_90", "-std=c++17", "-c", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
+               *[f"-D{m}" for m in macros], str(path)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        return label, r.returncode, r.stderr
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(nvcc, builds))
+    failed = [(label, err[-2000:]) for label, rc, err in results if rc != 0]
+    assert not failed, failed
+    for label, _, err in results:  # ptxas reports the resources of the one kernel in each file
+        assert "Used" in err and "registers" in err, (label, err)
+
+
+def test_nvcc_rejects_a_broken_source(tmp_path):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed on this machine")
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void k(float* y) { y[0] = undefined_name; }\n')
+    r = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-o", "/dev/null", str(bad)], capture_output=True, text=True)
+    assert r.returncode != 0 and "undefined_name" in r.stderr
+
+
+def test_defines_name_the_element_type_and_every_tunable():
+    assert defines("bfloat16", {"KPT": 8, "CC": 16}) == ["KS_T=__nv_bfloat16", "CC=16", "KPT=8"]
+    assert defines("float32", {}) == ["KS_T=float"]
+    with pytest.raises(KeyError):
+        defines("bool", {})
+
+
+def test_launch_formulas_give_the_grid_the_kernel_expects():
+    spec = load_spec(CONV / "spec.yaml")
+    v2 = next(c for c in spec.candidates if c.version == "v2")
+    x = torch.empty(32, 64, 128, 128, device="meta")
+    params = {"conv.weight": torch.empty(128, 64, 3, 3, device="meta"), "conv.bias": torch.empty(128, device="meta")}
+    dims = bind_dims(spec.interface, dict(params, x=x))
+    assert dims == {"N": 32, "C_in": 64, "H": 128, "W": 128, "C_out": 128, "PH": 64, "PW": 64}
+    env = dict(dims, KPT=8, CC=16)
+    assert [evaluate(g, env) for g in v2.launch["grid"]] == [64, 4, 32]  # 8x8 pooled tiles, 32 channels/block
+    assert [evaluate(e, env) for e in spec.interface["output"]] == [32, 128, 64, 64]
+
+
+def test_bind_dims_rejects_tensors_that_disagree():
+    spec = load_spec(CONV / "spec.yaml")
+    params = {"conv.weight": torch.empty(128, 64, 3, 3, device="meta"), "conv.bias": torch.empty(128, device="meta")}
+    with pytest.raises(ValueError, match="C_in"):
+        bind_dims(spec.interface, dict(params, x=torch.empty(2, 3, 8, 8, device="meta")))
+    with pytest.raises(ValueError, match="declares"):
+        bind_dims(spec.interface, dict(params, x=torch.empty(2, 64, 8, device="meta")))
+
+
+def _broken(tmp_path, mutate):
+    dst = tmp_path / "conv"
+    shutil.copytree(CONV, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    doc = yaml.safe_load((dst / "spec.yaml").read_text())
+    mutate(doc)
+    (dst / "spec.yaml").write_text(yaml.safe_dump(doc))
+    return dst / "spec.yaml"
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d["candidates"][1].pop("launch"), "candidates[1].launch"),
+    (lambda d: d["candidates"][3].update(launch=d["candidates"][1]["launch"]), "candidates[3].launch"),
+    (lambda d: d["candidates"][1]["launch"].pop("args"), "candidates[1].launch.args"),
+    (lambda d: d["candidates"][2].update(allow_reference_ops=True), "candidates[2].allow_reference_ops"),
+    (lambda d: d.pop("interface"), "interface"),
+    (lambda d: d["interface"]["inputs"].update(x=["N", "C_in", "Hx", "W"]), "interface.inputs.x"),
+    (lambda d: d["interface"].update(output=["N", "C_out", "QH", "PW"]), "interface.output[2]"),
+    (lambda d: d["interpret"].update(dtypes=["float16"]), "interpret.dtypes"),
+])
+def test_broken_cuda_declarations_name_the_field(tmp_path, mutate, field):
+    with pytest.raises(SpecError) as e:
+        load_spec(_broken(tmp_path, mutate))
+    assert e.value.field == field
+
+
+def test_conv_task_runs_through_the_interpreter_and_states_its_precision(tmp_path):
+    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task=conv_relu_maxpool",
+                   f"cache_dir={tmp_path / 'cache'}"])
+    result = engine.run(cfg, tmp_path / "run")
+    obs = {o["version"]: o for o in result.observations}
+    assert set(obs) == {"v0", "v3"}  # the CUDA versions need a GPU; bfloat16 is GPU-only (spec)
+    assert all(o["verdict"] == "accepted" and o["dtype"] == "float32" for o in obs.values()), obs
+    assert obs["v3"]["max_abs_err"] < 1e-5  # float32 on the interpreter: no TF32 rounding
+    assert obs["v0"]["reference_ops_used"]  # eager v0 calls the reference's operators, and may
+    [traj] = result.trajectories
+    assert traj["accepted"] and traj["versions"] == ["v0", "v3"], traj
+    from datasets import load_dataset
+
+    [rec] = load_dataset(str(result.dataset_dir), split="train")
+    assert rec["task"] == "conv_relu_maxpool" and rec["precision_policy"].startswith("TF32")
+    assert rec["metrics"]["best_version"] == "v3" and "tl.dot" in rec["answer_code"]
