@@ -214,7 +214,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         out.update(compile_stats(mod, exclude=earlier_kernels))
         from .backends.cuda import extension_stats
 
-        out.update(extension_stats(modules_before))  # torch extensions (load_inline) the candidate built
+        out.update(extension_stats(modules_before, mod))  # torch extensions (load_inline) the candidate built
     if hasattr(model, "compile_stats"):  # raw CUDA kernels: registers, local memory, NVRTC time
         out.update(model.compile_stats())
     if device.type == "cuda":

@@ -13,7 +13,7 @@ import yaml
 
 from conftest import ROOT, compose
 from kernelsynth import engine
-from kernelsynth.backends.cuda import bind_dims, defines
+from kernelsynth.backends.cuda import bind_dims, defines, extension_libraries, parse_res_usage
 from kernelsynth.errors import SpecError
 from kernelsynth.spec import SPECS_DIR, evaluate, load_spec
 
@@ -132,3 +132,24 @@ def test_conv_task_runs_through_the_interpreter_and_states_its_precision(tmp_pat
     [rec] = load_dataset(str(result.dataset_dir), split="train")
     assert rec["task"] == "conv_relu_maxpool" and rec["precision_policy"].startswith("TF32")
     assert rec["metrics"]["best_version"] == "v3" and "tl.dot" in rec["answer_code"]
+
+
+def test_res_usage_lines_parse_into_per_kernel_resources():
+    text = ("Resource usage:\n Common:\n  GLOBAL:0\n Function _Z24conv_relu_maxpool_kernelIfEvPKT_:\n"
+            "  REG:31 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:412 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
+            " Function _Z24conv_relu_maxpool_kernelIN3c108BFloat16EEvPKT_:\n"
+            "  REG:40 STACK:16 SHARED:1024 LOCAL:24 CONSTANT[0]:412 TEXTURE:0 SURFACE:0 SAMPLER:0\n")
+    assert parse_res_usage(text) == [{"regs": 31, "stack": 0, "shared": 0, "local": 0},
+                                     {"regs": 40, "stack": 16, "shared": 1024, "local": 24}]
+
+
+def test_extension_held_only_by_the_candidate_module_is_found(tmp_path):
+    import types
+
+    lib = tmp_path / "torch_extensions" / "ks_ext" / "ks_ext.so"
+    ext = types.ModuleType("ks_ext")
+    ext.__file__ = str(lib)
+    cand = types.ModuleType("cand")
+    cand._ext = ext  # what load_inline returns; it is not put in sys.modules
+    assert extension_libraries(set(), cand) == [str(lib)]
+    assert extension_libraries(set(__import__("sys").modules), None) == []

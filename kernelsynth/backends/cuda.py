@@ -254,17 +254,38 @@ class RawKernelModel:
 _RES = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 
-def extension_stats(before: set) -> Dict[str, Any]:
-    """Resources of the kernels in torch extensions loaded since ``before`` (a set of
-    ``sys.modules`` names): ``n_regs`` (max), ``n_spills`` (max LOCAL bytes / 4), ``local_bytes``,
-    ``shared_bytes`` (max) and ``n_kernels``, read with ``cuobjdump -res-usage``. Empty when no
-    extension was loaded or cuobjdump is missing."""
+def parse_res_usage(text: str) -> List[Dict[str, int]]:
+    """Per-kernel resources from ``cuobjdump -res-usage`` output: ``[{"regs", "stack", "shared",
+    "local"}]`` (registers per thread; bytes of stack, static shared memory per block, local memory
+    per thread), one entry per ``Function ...: REG:.. STACK:.. SHARED:.. LOCAL:..`` line."""
+    return [dict(zip(("regs", "stack", "shared", "local"), map(int, m.groups()))) for m in _RES.finditer(text)]
+
+
+def extension_libraries(before: set, module=None) -> List[str]:
+    """Shared libraries of torch extensions loaded since ``before`` (a set of ``sys.modules``
+    names) or held by ``module``'s globals (``load_inline`` returns the extension without
+    registering it in ``sys.modules``)."""
+    from types import ModuleType
+
+    mods = [m for n, m in list(sys.modules.items()) if n not in before]
+    if module is not None:
+        mods += [v for v in vars(module).values() if isinstance(v, ModuleType)]
     libs = []
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None) or ""
-        if name not in before and f.endswith(".so") and "torch_extensions" in f:
+    for m in mods:
+        f = getattr(m, "__file__", None) or ""
+        if f.endswith(".so") and "torch_extensions" in f and f not in libs:
             libs.append(f)
-    tool = shutil.which("cuobjdump")
+    return libs
+
+
+def extension_stats(before: set, module=None) -> Dict[str, Any]:
+    """Resources of the kernels in the torch extensions of :func:`extension_libraries`:
+    ``n_regs`` (max), ``local_bytes`` (max) and ``n_spills`` (= local_bytes / 4), ``shared_bytes``
+    (max) and ``n_kernels``, read with ``cuobjdump -res-usage``. Empty when there is no extension
+    or no cuobjdump (it ships with the CUDA toolkit)."""
+    libs = extension_libraries(before, module)
+    tool = shutil.which("cuobjdump") or next((str(p) for p in (Path(d).parent / "bin" / "cuobjdump"
+                                                               for d in include_dirs()) if p.is_file()), None)
     if not libs or not tool:
         return {}
     rows = []
@@ -273,8 +294,9 @@ def extension_stats(before: set) -> Dict[str, Any]:
             out = subprocess.run([tool, "-res-usage", lib], capture_output=True, text=True, timeout=60).stdout
         except (OSError, subprocess.SubprocessError):
             continue
-        rows += [tuple(int(v) for v in m.groups()) for m in _RES.finditer(out)]
+        rows += parse_res_usage(out)
     if not rows:
         return {}
-    return {"n_regs": max(r[0] for r in rows), "local_bytes": max(r[3] for r in rows),
-            "n_spills": max(r[3] for r in rows) // 4, "shared_bytes": max(r[2] for r in rows), "n_kernels": len(rows)}
+    local = max(r["local"] for r in rows)
+    return {"n_regs": max(r["regs"] for r in rows), "local_bytes": local, "n_spills": local // 4,
+            "shared_bytes": max(r["shared"] for r in rows), "n_kernels": len(rows)}
