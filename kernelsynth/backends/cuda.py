@@ -147,6 +147,10 @@ class CompiledKernel:
                                   int(shared_bytes), drv.CUstream(stream), (tuple(vals), tuple(types)), 0))
 
 
+#: kernels loaded by this process, by cache key: a worker compiles or loads each source x options once
+_LOADED: Dict[str, "CompiledKernel"] = {}
+
+
 def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
                    cache: Optional[Path] = None) -> CompiledKernel:
     """Compile ``source`` with NVRTC for ``arch`` (e.g. ``"sm_90"``) and load ``name`` from it.
@@ -159,10 +163,13 @@ def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
     incs = include_dirs()
     opts = ["-std=c++17", "-default-device", f"-arch={arch}"] + [f"-D{m}" for m in macros] + [f"-I{d}" for d in incs]
     key = hashlib.sha256("\0".join([source, name, arch, *opts, getattr(core, "__version__", "")]).encode()).hexdigest()
+    if key in _LOADED:  # this process already loaded it (models are built per shape)
+        return _LOADED[key]
     path = (cache or cache_dir()) / "cuda" / f"{key}.cubin"
     start = time.perf_counter()
     if path.is_file():
-        return CompiledKernel(path.read_bytes(), name, time.perf_counter() - start, cached=True)
+        _LOADED[key] = CompiledKernel(path.read_bytes(), name, time.perf_counter() - start, cached=True)
+        return _LOADED[key]
     options = core.ProgramOptions(arch=arch, std="c++17", define_macro=[tuple(m.split("=", 1)) for m in macros],
                                   include_path=incs or None)
     try:
@@ -176,7 +183,8 @@ def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(cubin)
     os.replace(tmp, path)  # atomic: concurrent workers never read half a cubin
-    return CompiledKernel(cubin, name, compile_s, cached=False)
+    _LOADED[key] = CompiledKernel(cubin, name, compile_s, cached=False)
+    return _LOADED[key]
 
 
 def bind_dims(interface: Dict[str, Any], tensors: Dict[str, Any]) -> Dict[str, int]:
