@@ -22,7 +22,7 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 from . import timing
 from .loading import import_file
 from .verify import (VerificationFailure, aten_ops_of, check_integrity, compare, integrity_snapshot, run_reference,
-                     trial_seed, verify)
+                     check_no_new_threads, thread_ids, trial_seed, verify)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -151,6 +151,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand["role"] == "baseline"  # torch.compile may install hooks of its own
+    threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard = None if trusted else integrity_snapshot()
     modules_before = set(sys.modules)
     mod = _load_candidate(cand)
@@ -173,7 +174,8 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
                            "timing_spread": None, "synced_ms": None, "first_call_s": None}
     tol = (p.get("tolerance") or {}).get(p["dtype"])
     common = dict(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"], tol=tol,
-                  poison_empty=not trusted, guard=guard)
+                  poison_empty=not trusted, guard=guard, determinism_tol=p.get("determinism"), threads_before=threads,
+                  check_threads=not trusted)
 
     from .backends.triton import compile_stats, kernel_ids
 
@@ -241,6 +243,8 @@ def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:
     if common["guard"] is not None:
         check_integrity(common["guard"])
     try:
+        if common["threads_before"] is not None:
+            check_no_new_threads(common["threads_before"])
         compare(last[0], ref, p["comparison"], common["tol"])
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None

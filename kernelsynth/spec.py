@@ -88,6 +88,10 @@ class TaskSpec:
     #: per dtype, the arithmetic precision policy of reference and candidates (stated in records)
     precision: Dict[str, str] = field(default_factory=dict)
     sha256: str = field(default="")
+    #: ``{"atol", "rtol"}`` two calls on one input may differ by (atomics); None: bitwise.
+    determinism: Optional[Dict[str, float]] = None
+    #: Add the harness's fresh ragged shapes and threshold shape (verify.derived_shapes).
+    derived_shapes: bool = True
 
     @property
     def root(self) -> Path:
@@ -225,7 +229,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         raise SpecError(path, "<document>", "valid YAML", str(e).splitlines()[0]) from None
     c.keys(doc, "", required=("name", "reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("category", "summary", "comparison", "tolerance", "question", "why", "baselines", "interpret",
-                     "reference_ops", "interface", "precision"))
+                     "reference_ops", "interface", "precision", "determinism"))
     root = path.parent
     name = c.string(doc, "", "name")
     reference = root / c.string(doc, "", "reference")
@@ -237,7 +241,9 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         c.fail("dims", "a non-empty list of dimension names", dims)
 
     shapes = doc["shapes"]
-    c.keys(shapes, "shapes", required=("verify",), optional=("timing",))
+    c.keys(shapes, "shapes", required=("verify",), optional=("timing", "derived"))
+    if not isinstance(shapes.get("derived", True), bool):
+        c.fail("shapes.derived", "true or false (add fresh random and above-threshold shapes)", shapes["derived"])
     if not isinstance(shapes["verify"], list) or not shapes["verify"]:
         c.fail("shapes.verify", "a non-empty list of shapes", shapes["verify"])
     verify = [c.shape(s, f"shapes.verify[{i}]", dims) for i, s in enumerate(shapes["verify"])]
@@ -266,10 +272,25 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         for k in ("atol", "rtol"):
             if not isinstance(tol[k], (int, float)) or tol[k] < 0:
                 c.fail(f"tolerance.{d}.{k}", "a non-negative number", tol[k])
-    if comparison == "allclose":
+    if comparison == "allclose":  # a dtype left out takes the default of its operator class
+        from .tolerance import OP_CLASSES, default_tolerance
+
+        tolerance = dict(tolerance)
         for d in dts:
             if d not in tolerance:
-                c.fail(f"tolerance.{d}", "atol and rtol for every dtype when comparison is allclose")
+                tolerance[d] = default_tolerance(doc.get("category", ""), d)
+                if tolerance[d] is None:
+                    c.fail(f"tolerance.{d}", "atol and rtol for every dtype when comparison is allclose (or a "
+                           f"category among {list(OP_CLASSES[1:])} to take kernelsynth/tolerance.py's default)")
+    determinism = doc.get("determinism", "bitwise")
+    if determinism == "bitwise":
+        determinism = None
+    else:
+        c.keys(determinism, "determinism", required=("atol", "rtol"), optional=("source",))
+        for k in ("atol", "rtol"):
+            if not isinstance(determinism[k], (int, float)) or isinstance(determinism[k], bool) or determinism[k] < 0:
+                c.fail(f"determinism.{k}", "a non-negative number", determinism[k])
+        determinism = {"atol": float(determinism["atol"]), "rtol": float(determinism["rtol"])}
 
     work = doc["work"]
     c.keys(work, "work", required=("bytes",), optional=("flops",))
@@ -362,6 +383,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         interpret_tunables={k: list(v) for k, v in interp_tun.items()}, interface=interface,
         interpret_dtypes=[d for d in dts if d in interp_dtypes] if interp_dtypes else None,
         precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root),
+        determinism=determinism, derived_shapes=shapes.get("derived", True),
     )
 
 

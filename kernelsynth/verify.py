@@ -1,11 +1,13 @@
-"""The verification protocol (references/EXPLORATION.md, "Verification"). Runs in a worker.
+"""The verification protocol (references/VERIFICATION.md lists every rule). Runs in a worker.
 
-For every shape and trial: fresh seeded inputs; allocator and ``torch.empty*`` outputs poisoned;
-the candidate runs first, the reference afterwards on clones of the untouched inputs; then every
-element is compared (bitwise for ``exact``, ``|out - ref| <= atol + rtol * |ref|`` against a
-float64 reference for ``allclose``). Also checked: exact type ``torch.Tensor``, dtype, shape and
-device; inputs bitwise unchanged; the output shares no storage with an input; NaN/Inf only where
-the reference has them; two calls on the same input agree bitwise (determinism).
+For every shape and trial: fresh seeded inputs; allocator and every uninitialised allocation
+poisoned; the candidate runs first, the reference afterwards on clones of the untouched inputs;
+then every element is compared (bitwise for ``exact``, ``|out - ref| <= atol + rtol * |ref|``
+against a float64 reference for ``allclose``). Also checked: exact type ``torch.Tensor``, dtype,
+shape, strides and device; inputs bitwise unchanged; the output shares no storage with an input;
+NaN/Inf only where the reference has them; two calls on the same input agree (bitwise, or within
+the spec's declared determinism bound); no thread the candidate started is still running after a
+call; every retained output still matches after a pause at the end.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
-from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-_EMPTY_FACTORIES = {torch.empty, torch.empty_like, torch.empty_strided, torch.Tensor.new_empty}
+#: aten operators that return uninitialised memory. Every route to them -- ``torch.empty*``,
+#: ``Tensor.new_empty``, the legacy ``torch.Tensor(3, 4)`` / ``x.new(3, 4)`` / ``torch.FloatTensor``
+#: constructors -- passes the dispatcher, where :class:`PoisonEmpty` sees it.
+_EMPTY_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
 
 
 class VerificationFailure(Exception):
@@ -33,8 +39,12 @@ class TamperingError(Exception):
 
 
 #: Namespaces whose callables a candidate must not replace: the reference and the harness use them.
-GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch.cuda", "torch.testing", "triton.testing",
-           "kernelsynth.verify", "kernelsynth.timing", "kernelsynth.jobs", "builtins")
+#: ``torch.cuda.Event`` is a class: its methods (``elapsed_time``, ``record``) are what do_bench's
+#: timer calls. ``time`` serves the host-synced timing; ``os``/``posix``/``signal`` hold the signal
+#: guard of :mod:`kernelsynth.sandbox`.
+GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch.cuda", "torch.cuda.Event", "torch.testing",
+           "triton.testing", "kernelsynth.verify", "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
+           "builtins", "time", "os", "posix", "signal")
 
 
 def _namespace(name: str):
@@ -42,6 +52,8 @@ def _namespace(name: str):
 
     if name == "torch.Tensor":
         return torch.Tensor
+    if name == "torch.cuda.Event":
+        return torch.cuda.Event
     try:
         return importlib.import_module(name)
     except ImportError:
@@ -79,15 +91,22 @@ def poison_value(dtype: torch.dtype):
     return torch.iinfo(dtype).min + 7
 
 
-class PoisonEmpty(TorchFunctionMode):
-    """Fill every tensor made by ``torch.empty``/``empty_like``/``empty_strided``/``new_empty``
-    with :func:`poison_value`, so an element the kernel never writes cannot look right."""
+class PoisonEmpty(TorchDispatchMode):
+    """Fill every tensor made by an allocation that returns uninitialised memory (:data:`_EMPTY_OPS`:
+    ``torch.empty*``, ``new_empty``, the legacy ``torch.Tensor(m, n)``/``x.new(m, n)``
+    constructors) and the grown part of a ``resize_`` with :func:`poison_value`, so an element
+    the kernel never writes cannot look right (on the CPU, freed memory is often handed back
+    with the previous answer still in it)."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        before = args[0].numel() if name == "resize_" and isinstance(args[0], torch.Tensor) else None
         out = func(*args, **(kwargs or {}))
-        if func in _EMPTY_FACTORIES and isinstance(out, torch.Tensor) and out.numel():
-            with torch.no_grad():
+        if isinstance(out, torch.Tensor) and out.numel():
+            if name in _EMPTY_OPS:
                 out.fill_(poison_value(out.dtype))
+            elif before is not None and out.numel() > before and out.is_contiguous():
+                out.view(-1)[before:].fill_(poison_value(out.dtype))
         return out
 
 
@@ -162,11 +181,32 @@ def describe_mismatch(out: torch.Tensor, ref: torch.Tensor, bad: torch.Tensor) -
             f"got {out[idx].item()!r}, expected {ref[idx].item()!r}")
 
 
-def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, float]]) -> Dict[str, float]:
-    """Compare one output with the reference output. Returns ``{"max_abs_err", "max_rel_err"}``.
+def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
+    """Why ``out``'s memory layout is not the reference's, or None.
 
-    ``ref`` is the reference evaluated in the output dtype (``exact``) or in float64
-    (``allclose``). Raises VerificationFailure with the reason.
+    A contiguous reference output requires a contiguous output; otherwise the strides must be
+    the reference's. Dimensions of size 1 are ignored (their stride is never used). A
+    column-major or strided output with the right values breaks every caller that reads the
+    storage (``.data_ptr()``, a next kernel, ``.view``), so it is a wrong output.
+    """
+    if ref.is_contiguous():
+        if out.is_contiguous():
+            return None
+        return (f"output strides {tuple(out.stride())} are not contiguous; the reference's are "
+                f"{tuple(ref.stride())} (layout rule)")
+    same = all(so == sr for so, sr, n in zip(out.stride(), ref.stride(), ref.shape) if n > 1)
+    return None if same else (f"output strides {tuple(out.stride())}, expected the reference's "
+                              f"{tuple(ref.stride())} (layout rule)")
+
+
+def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, float]]) -> Dict[str, float]:
+    """Compare one output with the reference output. Returns ``{"max_abs_err", "max_rel_err"}``
+    (floats; ``max_rel_err`` is the largest absolute error over the largest finite ``|ref|``).
+
+    ``out``: whatever the candidate returned. ``ref``: the reference output, in the output dtype
+    (``exact``) or in float64 (``allclose``). ``tol``: ``{"atol", "rtol"}`` (``allclose`` only).
+    Checks, in order: exact type ``torch.Tensor``, shape, dtype (``exact``), device type,
+    layout (:func:`layout_mismatch`), then the values. Raises VerificationFailure with the reason.
     """
     if type(out) is not torch.Tensor:
         raise VerificationFailure(f"output is {type(out).__module__}.{type(out).__qualname__}, "
@@ -178,6 +218,9 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
         raise VerificationFailure(f"output dtype {out.dtype}, expected {expected_dtype}")
     if out.device.type != ref.device.type:
         raise VerificationFailure(f"output on {out.device}, expected {ref.device}")
+    layout = layout_mismatch(out, ref)
+    if layout:
+        raise VerificationFailure(layout)
     if comparison == "exact":
         bad = _bits(out.contiguous()) != _bits(ref.contiguous())
         if bool(bad.any()):
@@ -217,17 +260,31 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
            shapes: Sequence[Dict[str, int]], dtype: torch.dtype, device: torch.device, *, trials: int,
            seed: int, comparison: str, tol: Optional[Dict[str, float]], determinism: bool = True,
            poison_empty: bool = True, special_values: bool = False,
-           guard: Optional[Dict[str, int]] = None,
-           models_for: Optional[Callable] = None) -> VerificationReport:
+           guard: Optional[Dict[str, int]] = None, determinism_tol: Optional[Dict[str, float]] = None,
+           threads_before: Optional[frozenset] = None, check_threads: bool = True,
+           settle_s: float = 0.05, models_for: Optional[Callable] = None) -> VerificationReport:
     """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
     with the shape and trial named; returns the report when everything passed.
 
+    ``shapes``: dicts of named dims, passed to ``get_inputs(shape, dtype, device, generator)``.
     ``special_values``: trial 1 of each shape gets NaN, +-Inf, -0.0 and huge values (floats) or
     the dtype's extremes (ints) planted in its inputs. ``guard``: an :func:`integrity_snapshot`
     taken before the candidate was imported, checked after every trial (TamperingError).
+    ``determinism``: check repeat calls on the first trial of each shape; they must agree bitwise,
+    or within ``determinism_tol`` (``{"atol", "rtol"}``, declared by the spec for atomics).
+    ``threads_before``: :func:`thread_ids` taken before the candidate was imported (default: at
+    the start of this call); with ``check_threads`` (off for trusted baselines: torch.compile
+    keeps worker threads), a thread not in it that is alive after a call fails the candidate.
+    ``settle_s``: the pause before the last trial of every shape is compared again (work that
+    lands after the checks).
     ``models_for(shape) -> (candidate, ref_model)``: models built for each shape (tasks whose
     parameters depend on the shape); replaces ``candidate`` and ``ref_model`` when given."""
     report = VerificationReport()
+    if check_threads and threads_before is None:
+        threads_before = thread_ids()
+    elif not check_threads:
+        threads_before = None
+    retained = []  # (where, output, reference) of each shape's last trial, compared again at the end
     for si, shape in enumerate(shapes):
         if models_for is not None:
             candidate, ref_model = models_for(shape)
@@ -241,13 +298,15 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             pristine = [x.clone() for x in inputs]
             where = f"shape {label}, trial {t}"
             try:
-                out = call_poisoned(candidate, inputs, device, poison_empty)
+                out = call_poisoned(candidate, inputs, device, poison_empty, threads_before)
                 check_inputs_untouched(inputs, pristine, out)
                 ref = run_reference(ref_model, pristine, comparison, dtype)
                 errs = compare(out, ref, comparison, tol)
                 if determinism and t == 0:
                     check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, comparison,
-                                           tol, dtype, device, gen, poison_empty)
+                                           tol, dtype, device, gen, poison_empty, determinism_tol, threads_before)
+                if t == trials - 1:
+                    retained.append((where, out, ref))
             except VerificationFailure as e:
                 raise VerificationFailure(f"{where}: {e}") from None
             if guard is not None:
@@ -255,36 +314,95 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             report.trials += 1
             report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
+    recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s)
     return report
 
 
+def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
+    """Pause ``settle_s``, synchronise, and compare every retained output with its reference again:
+    an output changed by work that landed after its checks (a thread, a stream, a delayed copy)
+    fails. Also fails when a thread the candidate started is still alive."""
+    if not retained:
+        return
+    time.sleep(settle_s)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    if threads_before is not None:
+        check_no_new_threads(threads_before)
+    for where, out, ref in retained:
+        try:
+            compare(out, ref, comparison, tol)
+        except VerificationFailure as e:
+            raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
+                                      f"after the call returned): {e}") from None
+
+
+def thread_ids() -> frozenset:
+    """Idents of every live Python thread (``sys._current_frames``: threads started with
+    ``threading`` or ``_thread`` alike). Native threads a C extension starts are not seen."""
+    return frozenset(sys._current_frames())
+
+
+def check_no_new_threads(before: frozenset) -> None:
+    """Raise VerificationFailure when a Python thread not in ``before`` is still alive: work the
+    candidate left running could change its output after the checks, or hide work from the timer."""
+    import threading
+
+    new = thread_ids() - before
+    if new:
+        names = {t.ident: t.name for t in threading.enumerate()}
+        raise VerificationFailure(f"{len(new)} thread(s) started by the candidate still running after the call "
+                                  f"({', '.join(sorted(names.get(i, str(i)) for i in new))}): background work "
+                                  "is not allowed")
+
+
+def outputs_agree(a: torch.Tensor, b: torch.Tensor, bound: Optional[Dict[str, float]]) -> bool:
+    """True if two outputs of the same input agree: same type, shape and bits (``bound`` None), or
+    NaN/Inf at the same places and ``|a - b| <= atol + rtol * |b|`` elsewhere (``bound`` given)."""
+    if type(a) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if bound is None or not a.dtype.is_floating_point:
+        return bool((_bits(a.contiguous()) == _bits(b.contiguous())).all())
+    x, y = a.double(), b.double()
+    inf = torch.isinf(y)
+    if bool((torch.isnan(x) != torch.isnan(y)).any()) or bool((torch.isinf(x) != inf).any()) \
+            or bool((x[inf] != y[inf]).any()):  # Inf of the same sign
+        return False
+    fin = torch.isfinite(y)
+    x, y = torch.where(fin, x, 0.0), torch.where(fin, y, 0.0)
+    return bool(((x - y).abs() <= bound["atol"] + bound["rtol"] * y.abs()).all())
+
+
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, comparison, tol, dtype,
-                           device, gen, poison_empty) -> None:
+                           device, gen, poison_empty, determinism_tol=None, threads_before=None) -> None:
     """Determinism and staleness on one shape.
 
-    1. A second call on a copy of the same input must give the same bits as the first output (a
-       snapshot of it, so a candidate that reuses one output buffer cannot agree with itself)
-       and must still match the reference.
+    1. A second call on a copy of the same input must give the bits of the first output (a
+       snapshot of it, so a candidate that reuses one output buffer cannot agree with itself),
+       or agree within ``determinism_tol`` when the spec declares one, and must still match the
+       reference.
     2. The same input tensor, overwritten in place with fresh values, called again: the output
        must follow (no answers cached per tensor object or data pointer).
     """
     first = out.detach().clone()
-    again = call_poisoned(candidate, [x.clone() for x in pristine], device, poison_empty)
-    if type(again) is not torch.Tensor or again.shape != first.shape or \
-            bool((_bits(again.contiguous()) != _bits(first.contiguous())).any()):
-        raise VerificationFailure("not deterministic: a second call on the same input gave a different output")
+    again = call_poisoned(candidate, [x.clone() for x in pristine], device, poison_empty, threads_before)
+    if not outputs_agree(again, first, determinism_tol):
+        bound = "bitwise" if determinism_tol is None else \
+            f"within atol={determinism_tol['atol']}, rtol={determinism_tol['rtol']}"
+        raise VerificationFailure(f"not deterministic ({bound}): a second call on the same input gave a "
+                                  "different output")
     compare(again, ref, comparison, tol)
     if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
         raise VerificationFailure("the first output changed after it was returned (a later call or "
                                   "background work wrote into it)")
     inputs = [x.clone() for x in pristine]
-    call_poisoned(candidate, inputs, device, poison_empty)
+    call_poisoned(candidate, inputs, device, poison_empty, threads_before)
     fresh = list(get_inputs(shape, dtype, device, gen))
     for x, f in zip(inputs, fresh):
         if isinstance(x, torch.Tensor):
             x.copy_(f)
     refreshed = [x.clone() for x in inputs]
-    out2 = call_poisoned(candidate, inputs, device, poison_empty)
+    out2 = call_poisoned(candidate, inputs, device, poison_empty, threads_before)
     try:
         compare(out2, run_reference(ref_model, refreshed, comparison, dtype), comparison, tol)
     except VerificationFailure as e:
@@ -312,15 +430,19 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device,
-                  poison_empty: bool = True):
-    """Call the candidate with allocator poisoning and (``poison_empty``) ``torch.empty*``
-    poisoning; synchronises the device. Baselines run without the mode (torch.compile traces it)."""
+                  poison_empty: bool = True, threads_before: Optional[frozenset] = None):
+    """Call the candidate with allocator poisoning and (``poison_empty``) :class:`PoisonEmpty`;
+    synchronises the device. Baselines run without the mode (torch.compile traces it).
+    With ``threads_before``, a thread started by the candidate and still alive fails it
+    (:func:`check_no_new_threads`)."""
     nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
     poison_allocator(2 * nbytes, device)
     with torch.no_grad(), (PoisonEmpty() if poison_empty else contextlib.nullcontext()):
         out = candidate(*inputs)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+    if threads_before is not None:
+        check_no_new_threads(threads_before)
     return out
 
 

@@ -65,6 +65,9 @@ def classify(exc: BaseException) -> str:
 def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
+    from .sandbox import refuse_foreign_signals
+
+    refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
 
     while True:
         try:

@@ -22,6 +22,7 @@ from .. import __version__
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec
+from ..shapes import derived_shapes
 from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
 from ..workers import JobResult, WorkerPool
 
@@ -63,6 +64,8 @@ class Exploration:
         candidates (``role="external"``, one job each, no tunables), then baselines."""
         timed = not hw.interpret and spec.timing_shape is not None
         shapes = spec.interpret_shapes if hw.interpret else spec.verify_shapes
+        if spec.derived_shapes:  # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md)
+            shapes = shapes + derived_shapes(shapes, self.seed)
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:
@@ -93,7 +96,7 @@ class Exploration:
                     "time": timed, "trials": self.trials, "timing_shape_trials": self.timing_shape_trials,
                     "seed": self.seed, "comparison": spec.comparison, "tolerance": spec.tolerance,
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
-                    "device": hw.device, "reference_ops": spec.reference_ops,
+                    "device": hw.device, "reference_ops": spec.reference_ops, "determinism": spec.determinism,
                     "interface": spec.interface, "arch": hw.arch,
                 }
                 files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])

@@ -1,0 +1,184 @@
+"""Adversarial candidates (tests/adversarial/cpu) on the Triton interpreter.
+
+For every rule of the protocol (references/VERIFICATION.md) a cheating candidate that the naive
+harness of tests/adversarial/naive.py ACCEPTS and kernelsynth REJECTS, with a reason that names
+the rule -- both halves asserted -- and honest candidates written differently from ours that
+both accept. "Ours" is the real thing: one engine run per spec, in worker processes.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from conftest import ROOT, compose
+from kernelsynth import engine
+from kernelsynth.loading import import_file
+
+ADV = ROOT / "tests" / "adversarial"
+sys.path.insert(0, str(ADV))
+from naive import naive_accepts, naive_time_ms, restored_namespaces  # noqa: E402
+
+FLIP = import_file(ROOT / "specs" / "flip2d" / "reference.py")
+SOFTMAX = import_file(ADV / "references" / "softmax.py")
+FLIP_SHAPES = [{"M": 3, "N": 5}, {"M": 4, "N": 67}, {"M": 9, "N": 300}]  # cpu/spec.yaml
+SOFTMAX_SHAPES = [{"M": 2, "N": 8000}, {"M": 3, "N": 6001}]  # cpu/softmax.yaml
+RUN = ["hw=cpu", "exploration.trials=2", "exploration.progress=false", "exploration.workers=2"]
+
+# version -> (file, fault, regex the first line of the reason must match: it names the rule)
+FLIP_CASES = {
+    "recycled_memory": ("recycled_memory/steal_reference_output.py", "wrong_output", r"not bit-exact"),
+    "inputs": ("inputs/in_place.py", "wrong_output", r"input 0 was modified"),
+    "caching": ("caching/weakref_cache.py", "wrong_output", r"stale answer"),
+    "determinism": ("determinism/reused_buffer.py", "wrong_output", r"not deterministic \(bitwise\)"),
+    "distribution": ("distribution/range_only.py", "wrong_output", r"trial 1: not bit-exact"),
+    "integrity_flip": ("integrity/patch_flip.py", "tampering", r"replaced torch\.flip"),
+    "integrity_allclose": ("integrity/patch_allclose.py", "tampering", r"replaced torch\.allclose"),
+    "timer_host": ("timer/patch_perf_counter.py", "tampering", r"replaced time\.perf_counter"),
+    "threads": ("threads/late_writer.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
+    "threads_raw": ("threads/raw_thread.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
+    "lazy": ("lazy/lazy_subclass.py", "wrong_output", r"expected exactly torch\.Tensor"),
+    "shapes_block": ("shapes/single_block.py", "wrong_output", r"shape \d+x4097, trial 0: not bit-exact"),
+    "shapes_listed": ("shapes/listed_shapes_only.py", "wrong_output", r"not bit-exact"),
+    "layout": ("layout/column_major.py", "wrong_output", r"not contiguous.*layout rule"),
+}
+SOFTMAX_CASES = {
+    "partial": ("partial/skip_last_row.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
+    "tolerance": ("tolerance/zeros_tiny.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
+    "precision": ("precision/bf16_softmax.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
+    "nan": ("nan/nan_last_row.py", "wrong_output", r"NaN where the reference has none"),
+}
+HONEST_FLIP = ["honest_index", "honest_gather", "honest_gather_kernel", "honest_flat_tiles"]
+HONEST_FILES = {"honest_index": ("honest/index.py", {}), "honest_gather": ("honest/gather.py", {}),
+                "honest_gather_kernel": ("honest/gather_index_kernel.py", {"BLOCK": 64}),
+                "honest_flat_tiles": ("honest/flat_tiles.py", {"BLOCK": 512})}
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    """Observations of one engine run per spec: {version: observation}, plus the trajectories."""
+    obs, trajectories = {}, []
+    for spec in ("spec.yaml", "softmax.yaml"):
+        run_dir = tmp_path_factory.mktemp(spec.split(".")[0])
+        res = engine.run(compose(RUN + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
+        obs.update({o["version"]: o for o in res.observations})
+        trajectories += res.trajectories
+    return obs, trajectories
+
+
+def _model(rel, **config):
+    return import_file(ADV / "cpu" / rel).ModelNew(**config)
+
+
+def _fresh_model(rel, **config):
+    """Like _model, but the file is executed again (its import-time patches happen again)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"fresh_{time.monotonic_ns()}", ADV / "cpu" / rel)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.ModelNew(**config)
+
+
+def _first_line(o):
+    return (o["reason"] or "").splitlines()[0] if o["reason"] else ""
+
+
+@pytest.mark.parametrize("version", sorted(FLIP_CASES))
+def test_flip_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
+    rel, fault, reason = FLIP_CASES[version]
+    with restored_namespaces():
+        assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
+    o = ours[0][version]
+    assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
+    assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+@pytest.mark.parametrize("version", sorted(SOFTMAX_CASES))
+def test_softmax_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
+    rel, fault, reason = SOFTMAX_CASES[version]
+    check = "count" if version == "nan" else "allclose"  # allclose itself never lets NaN through
+    assert naive_accepts(_model(rel), SOFTMAX.Model(), SOFTMAX.get_inputs, SOFTMAX_SHAPES, check=check)
+    o = ours[0][version]
+    assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
+    assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+def test_shape_specialised_cheat_is_caught_on_a_harness_shape_not_a_listed_one(ours):
+    o = ours[0]["shapes_listed"]
+    listed = {f"{s['M']}x{s['N']}" for s in FLIP_SHAPES}
+    shape = re.search(r"shape (\d+x\d+)", _first_line(o)).group(1)
+    assert shape not in listed
+
+
+def test_timer_patch_fools_a_naive_host_timer_and_is_tampering_for_ours(ours):
+    x = torch.randn(64, 64)
+    honest = _model("honest/index.py")
+    with restored_namespaces():
+        before = naive_time_ms(lambda: honest(x), n=50)
+        cheat = _fresh_model("timer/patch_perf_counter.py")
+        after = naive_time_ms(lambda: cheat(x), n=50)
+    assert after < before / 10  # the same work, "100x faster" on the patched clock
+    assert ours[0]["timer_events"]["fault"] == "tampering"
+    assert "torch.cuda.Event.elapsed_time" in _first_line(ours[0]["timer_events"])
+    assert ours[0]["integrity_verifier"]["fault"] == "tampering"
+    assert "kernelsynth.verify.compare" in _first_line(ours[0]["integrity_verifier"])
+
+
+def test_kill_parent_kills_a_naive_harness_parent_and_is_refused_by_ours(ours, tmp_path):
+    """Naive: the harness runs the candidate in a child of a sacrificial shell, which dies."""
+    script = tmp_path / "naive_run.py"
+    script.write_text(
+        "import sys, torch\n"
+        f"sys.path.insert(0, {str(ADV)!r})\n"
+        "from kernelsynth.loading import import_file\n"
+        f"m = import_file({str(ADV / 'cpu' / 'process' / 'kill_parent.py')!r}).ModelNew()\n"
+        "m(torch.randn(3, 5))\n"
+        "import time; time.sleep(2)\n")
+    p = subprocess.run(["sh", "-c", f'"{sys.executable}" "{script}"; echo parent-survived'],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == -15 and "parent-survived" not in p.stdout  # the shell got SIGTERM
+    o = ours[0]["process"]
+    assert o["fault"] == "exception" and "PermissionError" in _first_line(o) and "refused" in _first_line(o)
+
+
+def test_pytorch_fallback_passes_both_harnesses_but_is_labelled_and_never_a_record(ours):
+    with restored_namespaces():
+        assert naive_accepts(_model("fallback/torch_flip.py"), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
+    o = ours[0]["fallback"]
+    assert o["verdict"] == "accepted" and o["reference_ops_used"] == "flip"
+    (traj,) = [t for t in ours[1] if t["task"] == "adversarial_flip"]
+    assert not traj["accepted"]
+    assert "fallback: calls the reference's own operator(s) flip: a PyTorch fallback, not a kernel record" \
+        in traj["reasons"]
+
+
+@pytest.mark.parametrize("version", HONEST_FLIP)
+def test_honest_flip_written_differently_is_accepted_by_both(version, ours):
+    rel, cfg = HONEST_FILES[version]
+    assert naive_accepts(_model(rel, **cfg), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", "")
+    assert o["reference_ops_used"] is None
+    assert o["trials"] == 2 * (len(FLIP_SHAPES) + 3)  # listed shapes + 3x4097 + two fresh ones
+
+
+def test_honest_softmax_written_differently_is_accepted_by_both(ours):
+    assert naive_accepts(_model("honest/softmax_online.py", BLOCK=1024), SOFTMAX.Model(), SOFTMAX.get_inputs,
+                         SOFTMAX_SHAPES)
+    o = ours[0]["honest_online"]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert 0 < o["max_rel_err"] < 1e-5  # float32 against the float64 reference
+
+
+def test_every_fixture_file_is_in_a_spec():
+    """A cheat added to tests/adversarial/cpu without a spec entry would never run."""
+    listed = set()
+    for spec in ("spec.yaml", "softmax.yaml"):
+        listed |= set(re.findall(r"file: ([\w/]+\.py)", (ADV / "cpu" / spec).read_text()))
+    files = {str(p.relative_to(ADV / "cpu")) for p in (ADV / "cpu").rglob("*.py")}
+    assert files == listed
