@@ -32,7 +32,7 @@ def test_cpu_run_writes_a_dataset_that_loads_with_the_declared_schema(cpu_run):
     assert rec["task"] == "flip2d" and rec["hardware"]["interpret"] is True
     assert rec["verification"]["performance_verified"] is False and rec["verification"]["passed"] is True
     assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2"]
-    assert rec["verification"]["trials"] == 2 * 6  # trials x interpreter shapes
+    assert rec["verification"]["trials"] == 2 * (6 + 3)  # trials x (interpreter shapes + 1x4097 + 2 fresh)
     assert "N - 1 - cols" in rec["trajectory"][1]["code"]
     assert rec["answer_code"] == rec["trajectory"][-1]["code"]
     assert rec["metrics"]["best_ms"] is None  # no timings on the interpreter
@@ -138,22 +138,6 @@ def test_cli_appended_unknown_stage_setting_fails_before_any_work(tmp_path):
     assert not (tmp_path / "observations").exists()
 
 
-def test_cheats_are_rejected_and_honest_candidates_after_them_accepted(tmp_path):
-    cfg = compose(FAST + [f"task.spec={FIXTURES / 'cheats'}"])
-    res = engine.run(cfg, tmp_path)
-    got = {o["version"]: (o["fault"], o["reason"].splitlines()[0] if o["reason"] else "") for o in res.observations}
-    assert got["c1"][0] == "wrong_output" and "stale answer" in got["c1"][1]
-    assert got["c2"][0] == "wrong_output"
-    assert got["c3"] == ("tampering", "tampering: TamperingError: the candidate replaced torch.flip")
-    assert got["c4"][0] == "tampering" and "kernelsynth.verify.compare" in got["c4"][1]
-    assert got["c5"][0] == "wrong_output" and "trial 1" in got["c5"][1]  # the special-values trial
-    assert got["h1"] == ("ok", "") and got["h2"] == ("ok", "")
-    obs = {o["version"]: o for o in res.observations}
-    assert obs["c6"]["verdict"] == "accepted" and obs["c6"]["reference_ops_used"] == "flip"  # correct, but labelled
-    assert obs["h1"]["reference_ops_used"] is None and "index" in obs["h1"]["aten_ops"]
-    assert obs["h2"]["reference_ops_used"] is None and "gather" in obs["h2"]["aten_ops"]
-
-
 def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path):
     """Regression: the key hashed only the spec folder, so an edited kernel living elsewhere kept
     its old 'accepted' observation on resume."""
@@ -193,19 +177,19 @@ def test_external_candidates_from_files_folders_and_tables_get_verdicts(tmp_path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cheats = FIXTURES / "cheats" / "kernels"
+    cheats = ROOT / "tests" / "adversarial" / "cpu"
     table = tmp_path / "outputs.jsonl"
     table.write_text("\n".join(json.dumps(r) for r in [
-        {"id": "model-a", "source": (cheats / "index.py").read_text()},
-        {"id": "model-b", "source": (cheats / "range_only.py").read_text()},
+        {"id": "model-a", "source": (cheats / "honest" / "index.py").read_text()},
+        {"id": "model-b", "source": (cheats / "distribution" / "range_only.py").read_text()},
     ]))
-    pq.write_table(pa.table({"code": [(cheats / "gather.py").read_text()]}), tmp_path / "more.parquet")
-    extra = [str(table), str(tmp_path / "more.parquet"), str(cheats / "det_bypass.py")]
+    pq.write_table(pa.table({"code": [(cheats / "honest" / "gather.py").read_text()]}), tmp_path / "more.parquet")
+    extra = [str(table), str(tmp_path / "more.parquet"), str(cheats / "determinism" / "reused_buffer.py")]
     cfg = compose(FAST + ["task.dtypes=[float32]", f"exploration.extra_candidates=[{','.join(extra)}]"])
     res = engine.run(cfg, tmp_path / "run")
     ext = {o["version"]: o for o in res.observations if o["role"] == "external"}
     assert {k: v["verdict"] for k, v in ext.items()} == {
-        "outputs/model-a": "accepted", "outputs/model-b": "rejected", "more/0": "accepted", "det_bypass": "rejected"}
+        "outputs/model-a": "accepted", "outputs/model-b": "rejected", "more/0": "accepted", "reused_buffer": "rejected"}
     assert "trial 1" in ext["outputs/model-b"]["reason"]
     assert [t["accepted"] for t in res.trajectories] == [True]  # the spec's ladder is judged as before
 

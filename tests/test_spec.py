@@ -108,3 +108,29 @@ def test_any_spec_document_loads_or_raises_spec_error(flip2d_copy, shapes, dtype
         assert str(path) in str(e) and e.field
     else:
         assert spec.verify_shapes and all(v > 0 for s in spec.verify_shapes for v in s.values())
+
+
+def test_determinism_bound_and_default_tolerance(flip2d_copy):
+    def softmaxish(d):
+        d.update(comparison="allclose", category="reduction", determinism={"atol": 0, "rtol": 1e-6},
+                 dtypes=["float32", "bfloat16"])
+        d.pop("tolerance", None)
+    spec = load_spec(_edit(flip2d_copy, softmaxish))
+    assert spec.determinism == {"atol": 0.0, "rtol": 1e-6}
+    assert spec.tolerance["float32"]["rtol"] == 3.05e-5 and "Higham" in spec.tolerance["float32"]["source"]
+    assert spec.tolerance["bfloat16"]["rtol"] == 1.6e-2
+    assert load_spec(FLIP2D / "spec.yaml").determinism is None  # default: bitwise
+
+
+@pytest.mark.parametrize("mutate, field, expected", [
+    (lambda d: d.update(determinism={"atol": -1, "rtol": 0}), "determinism.atol", "non-negative"),
+    (lambda d: d.update(determinism={"rtol": 0}), "determinism.atol", "required"),
+    (lambda d: d.update(determinism="loose"), "determinism", "a mapping"),
+    (lambda d: d["shapes"].update(derived="yes"), "shapes.derived", "true or false"),
+    (lambda d: d.update(comparison="allclose", category="data_movement"), "tolerance.float32", "kernelsynth/tolerance.py"),
+])
+def test_bad_determinism_and_shapes_fields(flip2d_copy, mutate, field, expected):
+    path = _edit(flip2d_copy, mutate)
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.field == field and expected in str(e.value)

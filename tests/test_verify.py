@@ -118,3 +118,136 @@ def test_poison_empty_fills_new_tensors():
 def test_shares_storage():
     x = torch.zeros(10)
     assert shares_storage(x[2:5], x) and not shares_storage(x.clone(), x)
+
+
+# ---------------------------------------------------------------- issue 4: protocol gaps closed
+from kernelsynth.verify import layout_mismatch, run_reference, thread_ids  # noqa: E402
+
+SOFTMAX_REF = import_file(FIXTURES.parent / "adversarial" / "references" / "softmax.py")
+
+
+def test_legacy_constructors_and_resize_are_poisoned():
+    with PoisonEmpty():
+        legacy = [torch.Tensor(3, 4), torch.zeros(2).new(3, 4), torch.FloatTensor(3, 4)]
+        grown = torch.ones(2).resize_(6)
+    assert all(torch.isnan(t).all() for t in legacy)
+    assert grown[:2].tolist() == [1.0, 1.0] and torch.isnan(grown[2:]).all()
+
+
+def test_column_major_output_with_the_right_values_is_rejected():
+    ref = torch.arange(12.0).reshape(3, 4)
+    col = torch.empty_strided((3, 4), (1, 3))
+    col.copy_(ref)
+    assert torch.equal(col, ref)
+    with pytest.raises(VerificationFailure, match=r"strides \(1, 3\) are not contiguous.*layout rule"):
+        compare(col, ref, "exact", None)
+    assert layout_mismatch(torch.empty_strided((3, 1), (1, 7)), torch.zeros(3, 1)) is None  # size-1 dims ignored
+    assert layout_mismatch(torch.zeros(4, 3).t(), ref.t().contiguous().t()) is None  # a strided reference
+
+
+class _LateWriter(torch.nn.Module):
+    def forward(self, x):
+        import threading
+        import time
+
+        y = torch.flip(x, dims=[1]).clone()
+        threading.Thread(target=lambda: (time.sleep(0.05), y.zero_()), daemon=True).start()
+        return y
+
+
+class _SpoilsEarlierOutputs(torch.nn.Module):
+    """Each call zeroes the output it returned two calls earlier (no thread involved)."""
+
+    def __init__(self):
+        super().__init__()
+        self.outs = []
+
+    def forward(self, x):
+        if len(self.outs) >= 2:
+            self.outs[-2].zero_()
+        self.outs.append(torch.flip(x, dims=[1]).clone())
+        return self.outs[-1]
+
+
+def test_thread_left_running_is_rejected():
+    with pytest.raises(VerificationFailure, match=r"thread\(s\) started by the candidate still running"):
+        verify(_LateWriter(), REF.Model(), REF.get_inputs, [{"M": 3, "N": 5}], torch.float32, torch.device("cpu"),
+               trials=1, seed=0, comparison="exact", tol=None, threads_before=thread_ids())
+
+
+def test_output_changed_after_its_checks_is_rejected_at_the_end():
+    with pytest.raises(VerificationFailure, match=r"shape 3x5, trial 1: the output changed after it was checked"):
+        verify(_SpoilsEarlierOutputs(), REF.Model(), REF.get_inputs, [{"M": 3, "N": 5}, {"M": 4, "N": 6}],
+               torch.float32, torch.device("cpu"), trials=2, seed=0, comparison="exact", tol=None,
+               determinism=False)
+
+
+class _Jitter(torch.nn.Module):
+    """A correct softmax whose last bits depend on the call (like float atomics)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return torch.softmax(x, dim=-1) * (1 + 1e-7 * (self.calls % 2))
+
+
+def _verify_softmax(model, **kw):
+    return verify(model, SOFTMAX_REF.Model(), SOFTMAX_REF.get_inputs, [{"M": 3, "N": 50}], torch.float32,
+                  torch.device("cpu"), trials=1, seed=0, comparison="allclose", tol={"atol": 1e-5, "rtol": 1e-5}, **kw)
+
+
+def test_determinism_is_bitwise_unless_the_spec_declares_a_bound():
+    with pytest.raises(VerificationFailure, match=r"not deterministic \(bitwise\)"):
+        _verify_softmax(_Jitter())
+    assert _verify_softmax(_Jitter(), determinism_tol={"atol": 0.0, "rtol": 1e-6}).trials == 1
+    with pytest.raises(VerificationFailure, match=r"not deterministic \(within atol=0.0, rtol=1e-08\)"):
+        _verify_softmax(_Jitter(), determinism_tol={"atol": 0.0, "rtol": 1e-8})
+
+
+def test_allclose_reference_runs_in_float64_and_relative_error_is_recorded():
+    x = torch.randn(3, 50)
+    ref = run_reference(SOFTMAX_REF.Model(), [x], "allclose", torch.float32)
+    assert ref.dtype == torch.float64 and x.dtype == torch.float32
+    rep = _verify_softmax(SOFTMAX_REF.Model())
+    assert 0 < rep.max_rel_err < 1e-6  # float32 softmax against its float64 reference
+
+
+def test_derived_shapes_are_fresh_per_seed_and_cross_4096():
+    from kernelsynth.shapes import derived_shapes
+
+    listed = [{"M": 1, "N": 1}, {"M": 5, "N": 33}, {"M": 9, "N": 300}]
+    a, b = derived_shapes(listed, 0), derived_shapes(listed, 1)
+    assert a == derived_shapes(listed, 0) and a[1:] != b[1:]
+    assert a[0] == b[0] == {"M": 1, "N": 4097}  # the cheapest listed shape with one dim above 4096
+    for s in a[1:] + b[1:]:
+        assert s not in listed and s["M"] <= 9 and s["N"] <= 300 and s["M"] * s["N"] <= 2700
+    assert derived_shapes([{"M": 1, "N": 4097}], 0)[0] != {"M": 1, "N": 4097}  # no threshold shape needed
+
+
+def test_tolerance_table_entries_cite_their_source():
+    from kernelsynth.tolerance import TABLE, default_tolerance
+
+    assert default_tolerance("data_movement", "float32") is None and default_tolerance("reduction", "int32") is None
+    assert default_tolerance("conv", "float32")["atol"] == 5e-3 and "tf32_on_and_off(0.005)" in \
+        default_tolerance("conv", "float32")["source"]
+    assert default_tolerance("elementwise", "bfloat16") == {**TABLE["elementwise"]["bfloat16"]}
+    assert all(e["source"] and e["atol"] >= 0 and e["rtol"] >= 0 for cls in TABLE.values() for e in cls.values())
+
+
+def test_signal_guard_allows_only_self_and_children():
+    import os
+    import subprocess
+    import sys
+
+    from kernelsynth.sandbox import signal_allowed
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert signal_allowed(os.getpid()) and signal_allowed(child.pid)
+        assert not signal_allowed(os.getppid()) and not signal_allowed(0) and not signal_allowed(-os.getpgrp())
+    finally:
+        child.kill()
+        child.wait()

@@ -1,0 +1,121 @@
+"""GPU-only adversarial candidates (tests/adversarial/gpu): streams, recycled allocator memory,
+caches inside timing loops, warm-up detection, timer patching and races. Each test asserts both
+halves: the naive harness (tests/adversarial/naive.py) is fooled, kernelsynth is not.
+
+Run on a CUDA machine:  KERNELSYNTH_TEST_GPU=1 python -m pytest -q tests/test_adversarial_gpu.py
+(skipped elsewhere, like tests/test_gpu.py).
+"""
+
+import os
+import sys
+
+import pytest
+import torch
+
+from conftest import ROOT, compose
+from kernelsynth import engine
+from kernelsynth.loading import import_file
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(os.environ.get("KERNELSYNTH_TEST_GPU") != "1",
+                                                   reason="needs KERNELSYNTH_TEST_GPU=1 and a CUDA GPU")]
+
+ADV = ROOT / "tests" / "adversarial"
+sys.path.insert(0, str(ADV))
+from naive import naive_accepts, naive_time_ms, restored_namespaces  # noqa: E402
+
+FLIP = import_file(ROOT / "specs" / "flip2d" / "reference.py")
+CUDA = torch.device("cuda")
+
+
+def _model(rel, **config):
+    return import_file(ADV / rel).ModelNew(**config).to(CUDA)
+
+
+def _honest():
+    return import_file(ROOT / "specs" / "flip2d" / "kernels" / "v1_single_pass.py").ModelNew(
+        BLOCK_M=1, BLOCK_N=1024, num_warps=8)
+
+
+def _first_line(o):
+    return o["reason"].splitlines()[0] if o["reason"] else ""
+
+
+@pytest.fixture(scope="module")
+def gpu_obs(tmp_path_factory):
+    """One engine run of tests/adversarial/gpu/spec.yaml: {version: observation}."""
+    run_dir = tmp_path_factory.mktemp("gpu_adversarial")
+    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2",
+                   f"task.spec={ADV / 'gpu'}", f"cache_dir={run_dir / 'cache'}"])
+    return {o["version"]: o for o in engine.run(cfg, run_dir).observations}
+
+
+@pytest.mark.parametrize("version", ["h1", "h2", "h3"])
+def test_honest_kernels_are_accepted_and_timed(gpu_obs, version):
+    o = gpu_obs[version]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert o["median_ms"] > 0 and o["synced_ms"] < 1.5 * o["median_ms"] + 0.2
+    assert o["pct_of_copy_ceiling"] < 105
+
+
+def test_side_stream_work_cannot_show_a_speedup(gpu_obs):
+    """Work moved to a private stream either stays inside the timed region (do_bench's cache
+    clearing and the next launch overlap with it) or is rejected by the timing-integrity rules;
+    it never looks faster than the honest kernel. Naive: events on the current stream see no work."""
+    x = torch.randn(8192, 8192, device=CUDA)
+    cheat, honest = _model("gpu/streams/side_stream.py"), _honest()
+    assert naive_time_ms(lambda: cheat(x)) < naive_time_ms(lambda: honest(x))
+    c1 = gpu_obs["c1"]
+    assert c1["fault"] == "timing_integrity" or c1["median_ms"] >= 0.9 * gpu_obs["h1"]["median_ms"], c1
+
+
+def test_recycled_reference_output(gpu_obs):
+    shapes = [{"M": 512, "N": 1024}, {"M": 1024, "N": 2048}]
+    assert naive_accepts(_model("gpu/recycled_memory/recycled_output.py"), FLIP.Model(), FLIP.get_inputs, shapes,
+                         device=CUDA, trials=1)
+    o = gpu_obs["c2"]
+    assert o["fault"] == "wrong_output" and "not bit-exact" in _first_line(o), _first_line(o)
+
+
+def test_cache_inside_the_timing_loop_is_below_the_roofline_floor(gpu_obs):
+    x = torch.randn(8192, 8192, device=CUDA)
+    cheat, honest = _model("gpu/caching/version_cache.py"), _honest()
+    assert naive_accepts(cheat, FLIP.Model(), FLIP.get_inputs, [{"M": 64, "N": 1000}], device=CUDA)
+    assert naive_time_ms(lambda: cheat(x)) < 0.5 * naive_time_ms(lambda: honest(x))
+    o = gpu_obs["c3"]
+    assert o["fault"] == "timing_integrity" and "below the roofline floor" in _first_line(o), _first_line(o)
+
+
+def test_warm_up_detection_is_rejected(gpu_obs):
+    x = torch.randn(8192, 8192, device=CUDA)
+    cheat, honest = _model("gpu/warmup/warmup_detect.py"), _honest()
+    assert naive_accepts(cheat, FLIP.Model(), FLIP.get_inputs, [{"M": 64, "N": 1000}], device=CUDA)
+    assert naive_time_ms(lambda: cheat(x)) < 0.75 * naive_time_ms(lambda: honest(x))
+    o = gpu_obs["c4"]
+    assert o["verdict"] == "rejected", o
+    assert (o["fault"] == "timing_integrity" and "roofline floor" in _first_line(o)) or \
+        (o["fault"] == "wrong_output" and "last timed call" in _first_line(o)), _first_line(o)
+
+
+def test_patched_event_timer_is_tampering(gpu_obs):
+    x = torch.randn(4096, 4096, device=CUDA)
+    honest = _honest()
+    with restored_namespaces():
+        real = naive_time_ms(lambda: honest(x))
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("fresh_event_patch", ADV / "cpu" / "timer" / "patch_event_timer.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        faked = naive_time_ms(lambda: honest(x))
+    assert faked < 0.01 < real
+    o = gpu_obs["c5"]
+    assert o["fault"] == "tampering" and "torch.cuda.Event.elapsed_time" in _first_line(o), _first_line(o)
+
+
+def test_race_that_passes_sometimes_is_rejected(gpu_obs):
+    cheat = _model("gpu/races/cross_tile_race.py", BLOCK=1024)
+    small = [{"M": 1, "N": 1500}]  # two programs, both resident at once
+    passes = sum(naive_accepts(cheat, FLIP.Model(), FLIP.get_inputs, small, device=CUDA, trials=1, seed=s)
+                 for s in range(5))
+    assert passes >= 1
+    o = gpu_obs["c6"]
+    assert o["fault"] == "wrong_output" and ("not bit-exact" in _first_line(o) or "not deterministic" in _first_line(o))
