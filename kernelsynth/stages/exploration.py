@@ -63,9 +63,8 @@ class Exploration:
         """Every job of the run, in a stable order: dtype, then candidates (v0..vN), then external
         candidates (``role="external"``, one job each, no tunables), then baselines."""
         timed = not hw.interpret and spec.timing_shape is not None
-        shapes = spec.interpret_shapes if hw.interpret else spec.verify_shapes
-        if spec.derived_shapes:  # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md)
-            shapes = shapes + derived_shapes(shapes, self.seed)
+        listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
+        derived = derived_shapes(listed, self.seed) if spec.derived_shapes else []
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:
@@ -90,6 +89,10 @@ class Exploration:
                 for b in spec.baselines:
                     entries.append(dict(role="baseline", version=b, name=b, backend="torch", file=None, config={}))
             for e in entries:
+                # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md rule 12); not
+                # for the trusted baselines: torch.compile(dynamic=False) recompiles per shape and
+                # falls back to eager past dynamo's recompile limit (8)
+                shapes = listed + (derived if e["role"] != "baseline" else [])
                 payload = {
                     "reference": str(spec.reference), "candidate": e, "dtype": dtype,
                     "verify_shapes": shapes, "timing_shape": spec.timing_shape if timed else None,
