@@ -195,6 +195,12 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"],
                      special_values=p["comparison"] == "exact", models_for=models_for, **common)
         out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
+        if p.get("derived_shapes"):  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
+            extra = verify(model, ref_model, ref_mod.get_inputs, p["derived_shapes"], trials=1,
+                           determinism=False, **common)
+            out["trials"] += extra.trials
+            out["max_abs_err"] = max(out["max_abs_err"], extra.max_abs_err)
+            out["max_rel_err"] = max(out["max_rel_err"], extra.max_rel_err)
         if p.get("timing_shape") and p.get("time"):
             big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]],
                          trials=p["timing_shape_trials"], determinism=False, models_for=models_for, **common)

@@ -92,10 +92,12 @@ class Exploration:
                 # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md rule 12); not
                 # for the trusted baselines: torch.compile(dynamic=False) recompiles per shape and
                 # falls back to eager past dynamo's recompile limit (8)
-                shapes = listed + (derived if e["role"] != "baseline" else [])
+                extra = derived if e["role"] != "baseline" else []
+                shapes = listed + extra
                 payload = {
                     "reference": str(spec.reference), "candidate": e, "dtype": dtype,
-                    "verify_shapes": shapes, "timing_shape": spec.timing_shape if timed else None,
+                    "verify_shapes": listed, "derived_shapes": extra,
+                    "timing_shape": spec.timing_shape if timed else None,
                     "time": timed, "trials": self.trials, "timing_shape_trials": self.timing_shape_trials,
                     "seed": self.seed, "comparison": spec.comparison, "tolerance": spec.tolerance,
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
