@@ -22,7 +22,7 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 from . import timing
 from .loading import import_file
 from .verify import (VerificationFailure, aten_ops_of, check_integrity, compare, integrity_snapshot, run_reference,
-                     check_no_new_threads, thread_ids, trial_seed, verify)
+                     check_no_new_threads, guard_also, thread_ids, trial_seed, verify)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -152,6 +152,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand["role"] == "baseline"  # torch.compile may install hooks of its own
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
+    guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
     guard = None if trusted else integrity_snapshot()
     modules_before = set(sys.modules)
     mod = _load_candidate(cand)

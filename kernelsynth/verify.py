@@ -42,7 +42,8 @@ class TamperingError(Exception):
 #: ``torch.cuda.Event`` is a class: its methods (``elapsed_time``, ``record``) are what do_bench's
 #: timer calls. ``time`` serves the host-synced timing; ``os``/``posix``/``signal`` hold the signal
 #: guard of :mod:`kernelsynth.sandbox`.
-GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch.cuda", "torch.cuda.Event", "torch.testing",
+GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch.nn.Module", "torch.cuda", "torch.cuda.Event",
+           "torch.testing",
            "triton.testing", "kernelsynth.verify", "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal")
 
@@ -54,16 +55,33 @@ def _namespace(name: str):
         return torch.Tensor
     if name == "torch.cuda.Event":
         return torch.cuda.Event
+    if name == "torch.nn.Module":  # __call__ runs the reference: a patched one could answer for it
+        return torch.nn.Module
+    if name in _EXTRA_GUARDED:
+        return _EXTRA_GUARDED[name]
     try:
         return importlib.import_module(name)
     except ImportError:
         return None
 
 
+#: Namespaces guarded for the current job besides GUARDED (the task's reference module and its
+#: ``Model`` class: a candidate that rebinds ``get_inputs`` or ``Model.forward`` changes the test).
+_EXTRA_GUARDED: Dict[str, object] = {}
+
+
+def guard_also(**namespaces) -> None:
+    """Guard these modules or classes too (``name=object``), replacing the previous extras; call
+    before :func:`integrity_snapshot`."""
+    _EXTRA_GUARDED.clear()
+    _EXTRA_GUARDED.update(namespaces)
+
+
 def integrity_snapshot() -> Dict[str, int]:
-    """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED` namespaces."""
+    """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED`
+    namespaces and those given to :func:`guard_also`."""
     snap = {}
-    for name in GUARDED:
+    for name in GUARDED + tuple(_EXTRA_GUARDED):
         ns = _namespace(name)
         if ns is None:
             continue

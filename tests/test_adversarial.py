@@ -38,6 +38,8 @@ FLIP_CASES = {
     "distribution": ("distribution/range_only.py", "wrong_output", r"trial 1: not bit-exact"),
     "integrity_flip": ("integrity/patch_flip.py", "tampering", r"replaced torch\.flip"),
     "integrity_allclose": ("integrity/patch_allclose.py", "tampering", r"replaced torch\.allclose"),
+    "integrity_reference": ("integrity/patch_reference_inputs.py", "tampering", r"replaced reference\.get_inputs"),
+    "integrity_module": ("integrity/patch_module_call.py", "tampering", r"replaced torch\.nn\.Module\.__call__"),
     "timer_host": ("timer/patch_perf_counter.py", "tampering", r"replaced time\.perf_counter"),
     "threads": ("threads/late_writer.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
     "threads_raw": ("threads/raw_thread.py", "wrong_output", r"thread\(s\) started by the candidate still running"),

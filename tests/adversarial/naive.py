@@ -68,11 +68,18 @@ def naive_time_ms(fn, n=20) -> float:
 
 @contextlib.contextmanager
 def restored_namespaces():
-    """Run a cheat in this process and put back every attribute of the harness's guarded
-    namespaces (kernelsynth.verify.GUARDED) it replaced, on exit."""
+    """Run a cheat in this process and put back every attribute it replaced in the harness's
+    guarded namespaces (kernelsynth.verify.GUARDED) and in the task references' modules and
+    ``Model`` classes, on exit."""
+    import sys
+
     from kernelsynth.verify import GUARDED, _namespace
 
-    saved = [(ns, dict(vars(ns))) for ns in (_namespace(n) for n in GUARDED) if ns is not None]
+    spaces = [_namespace(n) for n in GUARDED]
+    for name, mod in list(sys.modules.items()):  # task references imported by the tests
+        if name.startswith("ks_reference_"):
+            spaces += [mod] + ([mod.Model] if hasattr(mod, "Model") else [])
+    saved = [(ns, dict(vars(ns))) for ns in spaces if ns is not None]
     try:
         yield
     finally:
