@@ -6,7 +6,6 @@ the rule -- both halves asserted -- and honest candidates written differently fr
 both accept. "Ours" is the real thing: one engine run per spec, in worker processes.
 """
 
-import os
 import re
 import subprocess
 import sys
