@@ -140,7 +140,9 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
 
     Returns the raw measurements: ``verdict`` ("accepted" when every trial passed, else
     "rejected"), ``reason``, ``trials``, ``max_abs_err``, ``max_rel_err``, ``median_ms``,
-    ``p20_ms``, ``p80_ms``, ``timing_spread`` (ms; None when not timed), ``first_call_s``,
+    ``p20_ms``, ``p80_ms``, ``timing_spread`` (ms; None when not timed), ``first_call_s``, ``verify_s`` (seconds of the
+    correctness protocol: listed, derived and timing-shape trials), ``timing_s`` (seconds of the
+    timed measurement, with its integrity checks; absent when not timed),
     compile stats and ``peak_mem_bytes``. Exceptions propagate to the worker loop, which turns
     them into a fault class.
     """
@@ -192,13 +194,14 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     out["first_call_s"] = time.perf_counter() - start
 
     shapes = list(p["verify_shapes"])
+    started = time.perf_counter()
     try:
         rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"],
                      special_values=p["comparison"] == "exact", models_for=models_for, **common)
         out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
         if p.get("derived_shapes"):  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
             extra = verify(model, ref_model, ref_mod.get_inputs, p["derived_shapes"], trials=1,
-                           determinism=False, **common)
+                           determinism=False, models_for=models_for, **common)
             out["trials"] += extra.trials
             out["max_abs_err"] = max(out["max_abs_err"], extra.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], extra.max_rel_err)
@@ -208,9 +211,13 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
             out["trials"] += big.trials
             out["max_abs_err"] = max(out["max_abs_err"], big.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], big.max_rel_err)
+            out["verify_s"] = time.perf_counter() - started
+            started = time.perf_counter()
             out.update(_time(*models_for(p["timing_shape"]), ref_mod, p, common))
+            out["timing_s"] = time.perf_counter() - started
     except VerificationFailure as e:
         out.update(verdict="rejected", reason=f"wrong output: {e}")
+    out.setdefault("verify_s", time.perf_counter() - started)
     if not trusted:  # which aten ops does a call dispatch? the reference's own ones mean a fallback
         gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "aten-ops"))
         last_model = models_for(p["verify_shapes"][-1])[0]

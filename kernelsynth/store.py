@@ -60,6 +60,8 @@ OBSERVATION_SCHEMA = pa.schema([
     ("first_call_s", pa.float64()),       # wall time of the first call (JIT compile unless cached)
     ("compile_s", pa.float64()),          # CUDA: NVRTC seconds (cubin load time on a disk-cache hit)
     ("peak_mem_bytes", pa.int64()),
+    ("verify_s", pa.float64()),           # the correctness protocol (all verify trials), seconds
+    ("timing_s", pa.float64()),           # the timed measurement and its integrity checks, seconds
     ("wall_s", pa.float64()),             # the whole job, in the worker
     ("device", pa.string()),
     ("hw_fingerprint", pa.string()),

@@ -191,7 +191,7 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
     v = result.value
     row.update({k: v.get(k) for k in ("verdict", "reason", "trials", "max_abs_err", "max_rel_err", "median_ms",
                                        "p20_ms", "p80_ms", "timing_spread", "synced_ms", "n_regs", "n_spills", "shared_bytes",
-                                       "n_kernels", "first_call_s", "compile_s", "local_bytes", "peak_mem_bytes", "aten_ops",
+                                       "n_kernels", "first_call_s", "compile_s", "local_bytes", "peak_mem_bytes", "aten_ops", "verify_s", "timing_s",
                                        "reference_ops_used")})
     row["fault"] = "ok" if v["verdict"] == "accepted" else "wrong_output"
     ms = row["median_ms"]
