@@ -233,6 +233,10 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         out.update(extension_stats(modules_before, mod))  # torch extensions (load_inline) the candidate built
     if hasattr(model, "compile_stats"):  # raw CUDA kernels: registers, local memory, NVRTC time
         out.update(model.compile_stats())
+    # A fresh worker for the next job when this one leaves state a later thread check or timing
+    # would blame on it: torch.compile's compile pool (its timer threads start after the job), or
+    # threads the candidate left running (workers.py).
+    out["recycle_worker"] = trusted or bool(thread_ids() - threads)
     if device.type == "cuda":
         out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
         del model

@@ -11,7 +11,10 @@ them. Whatever a job does, the parent gets a :class:`JobResult`:
   (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit).
 
 After ``cuda_error``, ``crashed``, ``timeout``, ``exit_called`` and ``tampering`` the worker is killed and replaced, so the next
-job starts on a clean CUDA context. See references/EXPLORATION.md, "Isolation".
+job starts on a clean CUDA context. So is a worker whose job returned ``recycle_worker: True``
+(:func:`kernelsynth.jobs.evaluate` does after torch.compile baselines and after candidates that
+left Python threads running: torch.compile's compile pool starts timer threads later, and the
+next candidate's thread check would blame them on it). See references/EXPLORATION.md, "Isolation".
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ class JobResult:
     value: Any = None
     error: str = ""
     seconds: float = 0.0
+    #: the job asked for a fresh process after it (``value["recycle_worker"]``): it left threads,
+    #: hooks or compile pools behind that would be blamed on the next job
+    recycle: bool = False
 
     @property
     def ok(self) -> bool:
@@ -80,7 +86,8 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
         start = time.perf_counter()
         try:
             value = getattr(jobs, name)(payload)
-            result = JobResult("ok", value, seconds=time.perf_counter() - start)
+            recycle = bool(value.pop("recycle_worker", False)) if isinstance(value, dict) else False
+            result = JobResult("ok", value, seconds=time.perf_counter() - start, recycle=recycle)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an observation
             fault = classify(exc)
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -90,7 +97,7 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
             conn.send(result)
         except Exception:  # the result itself could not be pickled
             conn.send(JobResult("exception", error="job result could not be sent to the parent"))
-        if result.fault in RESTART_FAULTS:
+        if result.fault in RESTART_FAULTS or result.recycle:
             return
 
 
@@ -177,7 +184,7 @@ class WorkerPool:
                     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
                     result = JobResult("crashed", error=f"worker process {how} during the job",
                                        seconds=time.monotonic() - start)
-                if result.fault in RESTART_FAULTS:
+                if result.fault in RESTART_FAULTS or result.recycle:
                     w = self._replace(w)
                 idle.append(w)
                 yield idx, result

@@ -87,9 +87,12 @@ def test_cache_inside_the_timing_loop_is_below_the_roofline_floor(gpu_obs):
 
 def test_warm_up_detection_is_rejected(gpu_obs):
     x = torch.randn(8192, 8192, device=CUDA)
-    cheat, honest = _model("gpu/warmup/warmup_detect.py"), _honest()
+    cheat = _model("gpu/warmup/warmup_detect.py")
     assert naive_accepts(cheat, FLIP.Model(), FLIP.get_inputs, [{"M": 64, "N": 1000}], device=CUDA)
-    assert naive_time_ms(lambda: cheat(x)) < 0.75 * naive_time_ms(lambda: honest(x))
+    # against its own full-work path (index_select reaches less of the copy bandwidth than the
+    # Triton kernel, so against _honest() half its work was no faster: seen on the H200)
+    idx = torch.arange(x.shape[1] - 1, -1, -1, device=CUDA)
+    assert naive_time_ms(lambda: cheat(x)) < 0.75 * naive_time_ms(lambda: torch.index_select(x, 1, idx))
     o = gpu_obs["c4"]
     assert o["verdict"] == "rejected", o
     assert (o["fault"] == "timing_integrity" and "roofline floor" in _first_line(o)) or \
