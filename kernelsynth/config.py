@@ -72,6 +72,7 @@ class ExplorationConfig:
     baselines: bool = True
     progress: bool = True
     extra_candidates: List[str] = field(default_factory=list)
+    fresh_worker: str = "external"  # "external" or "always": a fresh worker process after those jobs
 
 
 @dataclass

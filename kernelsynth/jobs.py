@@ -22,7 +22,8 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 from . import timing
 from .loading import import_file
 from .verify import (VerificationFailure, aten_ops_of, check_integrity, compare, integrity_snapshot, run_reference,
-                     check_no_new_threads, guard_also, thread_ids, trial_seed, verify)
+                     check_no_new_threads, digest, guard_also, process_fingerprint, run_reference, thread_ids,
+                     trial_inputs, trial_seed, verify)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -156,6 +157,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
     guard = None if trusted else integrity_snapshot()
+    fingerprint = process_fingerprint()
     modules_before = set(sys.modules)
     mod = _load_candidate(cand)
     built: Dict[tuple, tuple] = {}  # constructor arguments -> (candidate model, reference model)
@@ -194,20 +196,24 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     out["first_call_s"] = time.perf_counter() - start
 
     shapes = list(p["verify_shapes"])
+    audit: Dict[str, Any] = {}  # raw outputs for the independent check in the parent (kernelsynth/audit.py)
+    if not trusted:
+        common["audit"] = audit
     started = time.perf_counter()
     try:
         rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"],
-                     special_values=p["comparison"] == "exact", models_for=models_for, **common)
+                     special_values=p["comparison"] == "exact", models_for=models_for, group="listed", **common)
         out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
         if p.get("derived_shapes"):  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
             extra = verify(model, ref_model, ref_mod.get_inputs, p["derived_shapes"], trials=1,
-                           determinism=False, models_for=models_for, **common)
+                           determinism=False, models_for=models_for, group="derived", **common)
             out["trials"] += extra.trials
             out["max_abs_err"] = max(out["max_abs_err"], extra.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], extra.max_rel_err)
         if p.get("timing_shape") and p.get("time"):
             big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]],
-                         trials=p["timing_shape_trials"], determinism=False, models_for=models_for, **common)
+                         trials=p["timing_shape_trials"], determinism=False, models_for=models_for, group="timing",
+                         **common)
             out["trials"] += big.trials
             out["max_abs_err"] = max(out["max_abs_err"], big.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], big.max_rel_err)
@@ -236,12 +242,43 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     # A fresh worker for the next job when this one leaves state a later thread check or timing
     # would blame on it: torch.compile's compile pool (its timer threads start after the job), or
     # threads the candidate left running (workers.py).
-    out["recycle_worker"] = trusted or bool(thread_ids() - threads)
+    # A fresh worker after this job when the payload asks (exploration.fresh_worker: external
+    # candidates by default, every candidate with "always") or the job left the process changed
+    # (threads, process_fingerprint). The parent also replaces it when the audit fails.
+    out["recycle_worker"] = trusted or bool(p.get("fresh_worker")) or bool(thread_ids() - threads) \
+        or process_fingerprint() != fingerprint
+    out["audit"] = audit
     if device.type == "cuda":
         out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
         del model
         torch.cuda.empty_cache()  # give this job's memory back before the next candidate
     return out
+
+
+def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
+    """The independent references (kernelsynth/audit.py): for every key of
+    :func:`kernelsynth.audit.expected_keys` of an evaluate payload ``p``, the reference output of
+    that shape and trial, built from the same seeds as the candidate's worker, as
+    ``{key: {"where": "shape 3x5, trial 4", "digest": digest}}``. Run before any candidate, in a
+    worker that has imported no candidate code."""
+    from .audit import expected_keys
+
+    device, dtype = torch.device(p["device"]), _dtype(p["dtype"])
+    ref_mod = import_file(p["reference"])
+    models: Dict[str, Any] = {}
+    refs: Dict[str, Any] = {}
+    for key, (shape, t, special) in expected_keys(p).items():
+        init = init_inputs(ref_mod, shape)
+        if repr(init) not in models:
+            models[repr(init)] = _reference(ref_mod, init, device, dtype)
+        si = int(key.split(":")[1])
+        inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p["seed"], dtype, device, special)
+        ref = run_reference(models[repr(init)], inputs, p["comparison"], dtype)
+        label = "x".join(str(v) for v in shape.values())
+        refs[key] = {"where": f"shape {label}, trial {t}", "digest": digest(ref, p["comparison"])}
+        if p["comparison"] == "allclose":  # the model is float64 now; the next shape may share it
+            models.pop(repr(init))
+    return {"references": refs}
 
 
 def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:

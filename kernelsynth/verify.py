@@ -18,7 +18,7 @@ import inspect
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -280,7 +280,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
            poison_empty: bool = True, special_values: bool = False,
            guard: Optional[Dict[str, int]] = None, determinism_tol: Optional[Dict[str, float]] = None,
            threads_before: Optional[frozenset] = None, check_threads: bool = True,
-           settle_s: float = 0.05, models_for: Optional[Callable] = None) -> VerificationReport:
+           settle_s: float = 0.05, models_for: Optional[Callable] = None,
+           audit: Optional[Dict[str, Any]] = None, group: str = "listed") -> VerificationReport:
     """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
     with the shape and trial named; returns the report when everything passed.
 
@@ -296,7 +297,10 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     ``settle_s``: the pause before the last trial of every shape is compared again (work that
     lands after the checks).
     ``models_for(shape) -> (candidate, ref_model)``: models built for each shape (tasks whose
-    parameters depend on the shape); replaces ``candidate`` and ``ref_model`` when given."""
+    parameters depend on the shape); replaces ``candidate`` and ``ref_model`` when given.
+    ``audit``: a dict that receives ``{"<group>:<shape index>": digest(output)}`` for the last
+    trial of every shape, taken right after the call; the parent compares these with references
+    computed in a process that never imported the candidate (:mod:`kernelsynth.audit`)."""
     report = VerificationReport()
     if check_threads and threads_before is None:
         threads_before = thread_ids()
@@ -309,14 +313,13 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
         label = "x".join(str(v) for v in shape.values())
         report.shapes.append(label)
         for t in range(trials):
-            gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, t, label))
-            inputs = list(get_inputs(shape, dtype, device, gen))
-            if special_values and t == 1:
-                inputs = [plant_special_values(x, gen) for x in inputs]
+            inputs, gen = trial_inputs(get_inputs, shape, si, t, seed, dtype, device, special_values)
             pristine = [x.clone() for x in inputs]
             where = f"shape {label}, trial {t}"
             try:
                 out = call_poisoned(candidate, inputs, device, poison_empty, threads_before)
+                if audit is not None and t == trials - 1:  # for the independent check (kernelsynth/audit.py)
+                    audit[f"{group}:{si}"] = digest(out, comparison)
                 check_inputs_untouched(inputs, pristine, out)
                 ref = run_reference(ref_model, pristine, comparison, dtype)
                 errs = compare(out, ref, comparison, tol)
@@ -353,6 +356,21 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
         except VerificationFailure as e:
             raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
                                       f"after the call returned): {e}") from None
+
+
+def process_fingerprint() -> tuple:
+    """Process-wide state a candidate can change without replacing a guarded function, and that
+    would change how the next job in the same worker behaves: dispatch and function mode stacks,
+    kernels registered with torch.library (an ``aten::flip`` override), global module hooks, the
+    ``torch`` entry of ``sys.modules`` and the import hooks. Compared before and after a job;
+    a difference gets the next job a fresh worker (kernelsynth/workers.py)."""
+    import torch.library
+    import torch.nn.modules.module as mm
+
+    hooks = tuple(len(v) for k, v in sorted(vars(mm).items()) if k.startswith("_global_") and isinstance(v, dict))
+    return (torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack(),
+            len(getattr(torch.library, "_impls", ())), hooks, id(sys.modules.get("torch")),
+            tuple(id(f) for f in sys.meta_path), len(sys.modules.get("builtins").__dict__))
 
 
 def thread_ids() -> frozenset:
@@ -425,6 +443,66 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         compare(out2, run_reference(ref_model, refreshed, comparison, dtype), comparison, tol)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
+    if (type(out2) is torch.Tensor and shares_storage(out2, out)) or \
+            not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
+        raise VerificationFailure("an earlier output changed when the candidate was called on other input "
+                                  "(one output buffer reused across calls): outputs must be fresh tensors")
+
+
+def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,
+                 device: torch.device, special_values: bool):
+    """The inputs of trial ``t`` of shape number ``si`` and the generator that made them (it goes
+    on to draw the staleness check's fresh values). Deterministic: the independent reference
+    process (:func:`kernelsynth.jobs.oracle`) rebuilds the same inputs bit for bit."""
+    label = "x".join(str(v) for v in shape.values())
+    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, t, label))
+    inputs = list(get_inputs(shape, dtype, device, gen))
+    if special_values and t == 1:
+        inputs = [plant_special_values(x, gen) for x in inputs]
+    return inputs, gen
+
+
+#: Outputs up to this many bytes travel to the parent whole; larger ones as a checksum (exact only).
+DIGEST_MAX_BYTES = 256 * 2**20
+_PRIME = 2147483647  # 2^31 - 1
+
+
+def _checksum(t: torch.Tensor) -> List[int]:
+    """Two position-weighted sums of the bits of ``t`` modulo 2^31-1 (weights from a
+    multiplicative hash of the flat index): equal for identical bits, equal for different bits
+    with probability about 2^-62. Chunked, so the temporaries stay small."""
+    flat = _bits(t.contiguous()).reshape(-1)
+    sums = [0, 0]
+    step = 1 << 24
+    for start in range(0, flat.numel(), step):
+        x = torch.remainder(flat[start:start + step].to(torch.int64), _PRIME)
+        idx = torch.arange(start, start + x.numel(), device=x.device, dtype=torch.int64)
+        for k, mult in enumerate((2654435761, 40503)):
+            w = torch.remainder(idx * mult + k + 1, _PRIME) + 1
+            sums[k] = (sums[k] + int(torch.remainder(x * w, _PRIME).sum())) % _PRIME
+    return sums
+
+
+def digest(out, comparison: str) -> Dict[str, Any]:
+    """What the independent check needs of one output, on the host: ``{"type": name}`` when it
+    is not exactly a torch.Tensor; else shape and dtype, and the tensor's bytes (C order, read back
+    with :func:`tensor_of`) or, for ``exact`` outputs above :data:`DIGEST_MAX_BYTES`, :func:`_checksum`."""
+    if type(out) is not torch.Tensor:
+        return {"type": f"{type(out).__module__}.{type(out).__qualname__}"}
+    d: Dict[str, Any] = {"type": "torch.Tensor", "shape": list(out.shape), "dtype": str(out.dtype)}
+    if comparison == "exact" and out.numel() * out.element_size() > DIGEST_MAX_BYTES:
+        d["checksum"] = _checksum(out.detach())
+    else:  # raw bytes, not a tensor: torch's pickling of CPU tensors between processes goes through
+        # shared memory that dies with the sending worker (which may exit right after sending)
+        d["bytes"] = out.detach().to("cpu", copy=True).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+    return d
+
+
+def tensor_of(d: Dict[str, Any]) -> torch.Tensor:
+    """The CPU tensor a :func:`digest` carries as ``bytes``."""
+    dtype = getattr(torch, d["dtype"].removeprefix("torch."))
+    flat = torch.frombuffer(bytearray(d["bytes"]), dtype=torch.uint8) if d["bytes"] else torch.empty(0, dtype=torch.uint8)
+    return flat.view(dtype).reshape(d["shape"])
 
 
 def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -436,7 +514,8 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     y = x.clone()
     flat = y.view(-1)
     if y.dtype.is_floating_point:
-        specials = [float("nan"), float("inf"), float("-inf"), -0.0, 6e4, -6e4]
+        tiny = torch.finfo(y.dtype).tiny
+        specials = [float("nan"), float("inf"), float("-inf"), -0.0, 6e4, -6e4, tiny / 4, -tiny / 2]
     else:
         info = torch.iinfo(y.dtype)
         specials = [info.min, info.max, 0, -1 if info.min < 0 else 1]
@@ -444,6 +523,10 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     idx = torch.randint(0, flat.numel(), (n,), generator=gen, device=y.device)
     vals = torch.tensor(specials, dtype=y.dtype, device=y.device).repeat(n // len(specials) + 1)[:n]
     flat[idx] = vals
+    if y.dtype.is_floating_point and n > 1:  # a negative NaN with payload 1: its bits must survive too
+        nan_bits = _bits(torch.full((1,), float("nan"), dtype=y.dtype, device=y.device))
+        sign = torch.iinfo(nan_bits.dtype).min
+        flat[idx[1:2]] = (nan_bits | sign | 1).view(y.dtype)
     return y
 
 

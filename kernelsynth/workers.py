@@ -128,6 +128,7 @@ class WorkerPool:
         self.n, self.env, self.timeout_s = max(1, int(n)), dict(env or {}), float(timeout_s)
         self._ctx = mp.get_context("spawn")
         self._workers: List[_Worker] = []
+        self._spare: Optional[_Worker] = None  # started ahead, so replacing a worker costs no import time
 
     def __enter__(self) -> "WorkerPool":
         self._workers = [_Worker(self._ctx, self.env) for _ in range(self.n)]
@@ -137,7 +138,7 @@ class WorkerPool:
         self.close()
 
     def close(self) -> None:
-        for w in self._workers:
+        for w in self._workers + ([self._spare] if self._spare is not None else []):
             try:
                 if w.proc.is_alive():
                     w.conn.send(None)
@@ -145,14 +146,17 @@ class WorkerPool:
             except Exception:
                 pass
             w.kill()
-        self._workers = []
+        self._workers, self._spare = [], None
 
     def run(self, name: str, payload: Any) -> JobResult:
         """Run one job and wait for it."""
         return next(iter(self.map(name, [payload])))[1]
 
-    def map(self, name: str, payloads: Iterable[Any],
-            on_start: Optional[Callable[[int], None]] = None) -> Iterator[Tuple[int, JobResult]]:
+    def map(self, name: str, payloads: Iterable[Any], on_start: Optional[Callable[[int], None]] = None,
+            recycle: Optional[Callable[[int, JobResult], bool]] = None) -> Iterator[Tuple[int, JobResult]]:
+        """Run ``name`` on every payload; yield ``(index, JobResult)`` in completion order.
+        ``recycle(index, result)``: the parent's own reason to replace the worker that ran a job
+        (besides RESTART_FAULTS and ``result.recycle``), decided before the worker is reused."""
         if not self._workers:
             self.__enter__()
         todo = list(enumerate(payloads))[::-1]
@@ -184,7 +188,8 @@ class WorkerPool:
                     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
                     result = JobResult("crashed", error=f"worker process {how} during the job",
                                        seconds=time.monotonic() - start)
-                if result.fault in RESTART_FAULTS or result.recycle:
+                parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
+                if result.fault in RESTART_FAULTS or result.recycle or parent_says:
                     w = self._replace(w)
                 idle.append(w)
                 yield idx, result
@@ -198,7 +203,14 @@ class WorkerPool:
                                          seconds=now - start)
 
     def _replace(self, w: _Worker) -> _Worker:
+        """Kill ``w`` and put a fresh worker in its place: the spare started at the previous
+        replacement (its imports done while other jobs ran) when there is one; then start the
+        next spare."""
         w.kill()
-        new = _Worker(self._ctx, self.env)
+        spare, self._spare = self._spare, None
+        new = spare if spare is not None and spare.proc.is_alive() else _Worker(self._ctx, self.env)
+        if spare is not None and spare is not new:
+            spare.kill()
         self._workers[self._workers.index(w)] = new
+        self._spare = _Worker(self._ctx, self.env)
         return new

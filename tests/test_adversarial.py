@@ -26,7 +26,8 @@ FLIP = import_file(ROOT / "specs" / "flip2d" / "reference.py")
 SOFTMAX = import_file(ADV / "references" / "softmax.py")
 FLIP_SHAPES = [{"M": 3, "N": 5}, {"M": 4, "N": 67}, {"M": 9, "N": 300}]  # cpu/spec.yaml
 SOFTMAX_SHAPES = [{"M": 2, "N": 8000}, {"M": 3, "N": 6001}]  # cpu/softmax.yaml
-RUN = ["hw=cpu", "exploration.trials=2", "exploration.progress=false", "exploration.workers=2"]
+RUN = ["hw=cpu", "exploration.trials=2", "exploration.progress=false", "exploration.workers=2",
+       "exploration.fresh_worker=always"]  # no cheat can spoil the next candidate's process
 
 # version -> (file, fault, regex the first line of the reason must match: it names the rule)
 FLIP_CASES = {
@@ -46,6 +47,18 @@ FLIP_CASES = {
     "shapes_block": ("shapes/single_block.py", "wrong_output", r"shape \d+x4097, trial 0: not bit-exact"),
     "shapes_listed": ("shapes/listed_shapes_only.py", "wrong_output", r"not bit-exact"),
     "layout": ("layout/column_major.py", "wrong_output", r"not contiguous.*layout rule"),
+    "buffer_per_shape": ("determinism/buffer_per_shape.py", "wrong_output",
+                         r"earlier output changed when the candidate was called on other input"),
+    "canonical_nan": ("nan/canonical_nan.py", "wrong_output", r"trial 1: not bit-exact"),
+}
+# Cheats that attack kernelsynth's own process (its frames, its guard, torch's dispatcher): no
+# naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.
+HARNESS_CASES = {
+    "harness_loosen": ("audit", r"independent check: shape .*: not bit-exact"),
+    "harness_skip": ("audit", r"independent check: shape .*: no output was recorded"),
+    # caught by the guard in this order of events; by the independent check when the guard is fooled
+    "harness_guard": ("audit|tampering", r"independent check: shape .*: not bit-exact|replaced kernelsynth\.verify"),
+    "dispatch_override": ("audit", r"independent check: shape .*: not bit-exact"),
 }
 SOFTMAX_CASES = {
     "partial": ("partial/skip_last_row.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
@@ -96,6 +109,14 @@ def test_flip_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
         assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
     o = ours[0][version]
     assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
+    assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+@pytest.mark.parametrize("version", sorted(HARNESS_CASES))
+def test_cheat_that_attacks_the_harness_process_fails_the_independent_check(version, ours):
+    fault, reason = HARNESS_CASES[version]
+    o = ours[0][version]
+    assert o["verdict"] == "rejected" and re.fullmatch(fault, o["fault"]), (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
 

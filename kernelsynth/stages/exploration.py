@@ -22,6 +22,7 @@ from .. import __version__
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec
+from ..audit import audit_problem
 from ..shapes import derived_shapes
 from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
 from ..workers import JobResult, WorkerPool
@@ -49,7 +50,8 @@ class Exploration:
     def __init__(self, trials: int = 5, timing_shape_trials: int = 1, seed: int = 0, warmup_ms: float = 25,
                  rep_ms: float = 100, timing_repeats: int = 2, timeout_s: float = 600,
                  workers: Optional[int] = None, interpreter_max_configs: int = 1, baselines: bool = True,
-                 progress: bool = True, extra_candidates: Optional[List[str]] = None):
+                 progress: bool = True, extra_candidates: Optional[List[str]] = None,
+                 fresh_worker: str = "external"):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
@@ -57,6 +59,9 @@ class Exploration:
         self.timeout_s, self.workers = timeout_s, workers
         self.interpreter_max_configs, self.baselines, self.progress = interpreter_max_configs, baselines, progress
         self.extra_candidates = list(extra_candidates or [])
+        if fresh_worker not in ("external", "always"):
+            raise ValueError(f"exploration.fresh_worker must be 'external' or 'always', got {fresh_worker!r}")
+        self.fresh_worker = fresh_worker
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None) -> List[Job]:
@@ -103,6 +108,7 @@ class Exploration:
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
                     "device": hw.device, "reference_ops": spec.reference_ops, "determinism": spec.determinism,
                     "interface": spec.interface, "arch": hw.arch,
+                    "fresh_worker": self.fresh_worker == "always" or e["role"] == "external",
                 }
                 files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])
                 key = content_key(spec=spec.sha256, candidate=e, dtype=dtype, shapes=shapes,
@@ -150,13 +156,30 @@ class Exploration:
                     return res.value
                 load_or_measure_ceilings(hw, cache_dir, measure)
             if todo:
-                self._run_jobs(pool, todo, hw, store, console)
+                references = self._references(pool, todo)
+                self._run_jobs(pool, todo, hw, store, console, references)
         rows = store.read()
         # One consolidated table for users and plots; the shards stay the source of truth for resume.
         atomic_write_table(store.dir.parent / "observations.parquet", rows_to_table(rows, OBSERVATION_SCHEMA))
         return rows
 
-    def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console):
+    def _references(self, pool: WorkerPool, todo: List[Job]) -> Dict[str, Dict[str, Any]]:
+        """The independent references of every dtype with untrusted jobs (kernelsynth/audit.py),
+        computed by :func:`kernelsynth.jobs.oracle` before any candidate runs: ``{dtype: refs}``.
+        Raises RuntimeError when the reference itself fails (the task is broken, not a candidate)."""
+        refs: Dict[str, Dict[str, Any]] = {}
+        for j in todo:
+            dtype = j.payload["dtype"]
+            if j.row["role"] == "baseline" or dtype in refs:
+                continue
+            res = pool.run("oracle", j.payload)
+            if not res.ok:
+                raise RuntimeError(f"the reference failed on the audited shapes ({dtype}, {res.fault}): {res.error}")
+            refs[dtype] = res.value["references"]
+        return refs
+
+    def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
+                  references: Optional[Dict[str, Dict[str, Any]]] = None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         counts = {"accepted": 0, "rejected": 0}
@@ -164,10 +187,30 @@ class Exploration:
                       TextColumn("{task.description}"), console=console, disable=not self.progress,
                       transient=False) as bar:
             task = bar.add_task("", total=len(todo))
+            problems: Dict[int, str] = {}
+
+            def audit(idx: int, result: JobResult) -> bool:
+                """The independent check (kernelsynth/audit.py); True (the worker is replaced: its
+                process was interfered with) when it fails."""
+                p = todo[idx].payload
+                if not result.ok or todo[idx].row["role"] == "baseline" or references is None \
+                        or result.value.get("verdict") != "accepted":
+                    return False
+                problem = audit_problem(result.value.get("audit"), references.get(p["dtype"], {}),
+                                        p["comparison"], (p.get("tolerance") or {}).get(p["dtype"]))
+                if problem:
+                    problems[idx] = problem
+                return bool(problem)
+
             for idx, result in pool.map("evaluate", [j.payload for j in todo],
-                                        on_start=lambda i: bar.update(task, description=todo[i].label)):
+                                        on_start=lambda i: bar.update(task, description=todo[i].label), recycle=audit):
                 job = todo[idx]
                 row = observation_row(job, result, hw)
+                problem = problems.pop(idx, None)
+                if row["verdict"] == "accepted" and problem:
+                        row.update(verdict="rejected", fault="audit", reason=(
+                            f"independent check: {problem} -- the in-process verification passed, so the "
+                            "candidate interfered with the harness (references/VERIFICATION.md, rule 18)")[:4000])
                 store.append(row)
                 counts[row["verdict"]] += 1
                 bar.advance(task)

@@ -1,0 +1,81 @@
+"""The independent check: a candidate's outputs against references computed in a process that
+never imported the candidate (references/VERIFICATION.md, rule 18).
+
+Every other rule runs in the worker that imported the candidate, and Python there can reach
+anything: the harness's locals through the call stack, its functions, the reference module,
+torch's dispatcher. So for the last trial of every shape, the worker also sends the raw output
+(:func:`kernelsynth.verify.digest`, taken right after the call) to the parent. A trusted job,
+:func:`kernelsynth.jobs.oracle`, run before any candidate in a worker that never imports one,
+rebuilds the same inputs from the same seeds (:func:`kernelsynth.verify.trial_inputs`) and
+returns the reference outputs. The parent (which never runs CUDA) compares them here. A candidate
+whose in-process verification passed but whose outputs fail here interfered with the harness,
+and is rejected with fault ``audit``; one that sends no output for an expected shape also fails.
+
+Imported by the parent: CPU tensors only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import torch
+
+from .verify import VerificationFailure, _bits, compare, tensor_of
+
+
+def expected_keys(payload: Dict[str, Any]) -> Dict[str, tuple]:
+    """``{"<group>:<index>": (shape, trial, special_values)}`` audited for one evaluate payload:
+    the last trial of every listed shape, each derived shape (one trial) and the timing shape."""
+    keys: Dict[str, tuple] = {}
+    special = payload["comparison"] == "exact"
+    for si, shape in enumerate(payload["verify_shapes"]):
+        keys[f"listed:{si}"] = (shape, payload["trials"] - 1, special)
+    for si, shape in enumerate(payload.get("derived_shapes") or []):
+        keys[f"derived:{si}"] = (shape, 0, False)
+    if payload.get("timing_shape") and payload.get("time"):
+        keys["timing:0"] = (payload["timing_shape"], payload["timing_shape_trials"] - 1, False)
+    return keys
+
+
+def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str, Any]], comparison: str,
+                  tol: Optional[Dict[str, float]]) -> Optional[str]:
+    """Why the candidate's outputs ``got`` (``{key: digest}`` from the worker) disagree with the
+    independent ``references`` (``{key: {"where", "digest"}}`` from :func:`kernelsynth.jobs.oracle`),
+    or None when every key agrees: bit for bit (``exact``; whole tensors or checksums) or within
+    ``tol`` against the float64 reference (``allclose``), by :func:`kernelsynth.verify.compare`."""
+    got = got if isinstance(got, dict) else {}
+    for key, ref in references.items():
+        where, r = ref["where"], ref["digest"]
+        d = got.get(key)
+        if not isinstance(d, dict):
+            return f"{where}: no output was recorded for it (the verification did not run as planned)"
+        if d.get("type") != "torch.Tensor":
+            return f"{where}: output is {d.get('type')}, expected exactly torch.Tensor"
+        if list(d["shape"]) != list(r["shape"]):
+            return f"{where}: output shape {tuple(d['shape'])}, expected {tuple(r['shape'])}"
+        if comparison == "exact":
+            if d["dtype"] != r["dtype"]:
+                return f"{where}: output dtype {d['dtype']}, expected {r['dtype']}"
+            if "checksum" in r or "checksum" in d:
+                if d.get("checksum") != r.get("checksum"):
+                    return f"{where}: not bit-exact (checksums of the whole output differ)"
+                continue
+            a, b = tensor_of(d), tensor_of(r)
+            bad = _bits(a) != _bits(b)
+            if bool(bad.any()):
+                i = tuple(int(v) for v in bad.nonzero()[0])
+                return (f"{where}: not bit-exact: {int(bad.sum())} of {bad.numel()} elements differ; "
+                        f"first at {i}: got {a[i].item()!r}, expected {b[i].item()!r}")
+            continue
+        try:
+            compare(tensor_of(d), tensor_of(r), comparison, tol)
+        except VerificationFailure as e:
+            return f"{where}: {e}"
+    return None
+
+
+def reference_digest(ref: torch.Tensor, comparison: str) -> Dict[str, Any]:
+    """The reference side of :func:`audit_problem` (see :func:`kernelsynth.verify.digest`)."""
+    from .verify import digest
+
+    return digest(ref, comparison)

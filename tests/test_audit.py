@@ -1,0 +1,86 @@
+"""The independent check (kernelsynth/audit.py, VERIFICATION.md rule 18) and the process
+fingerprint that gets a fresh worker after a job changed its process."""
+
+import torch
+
+from kernelsynth import verify
+from kernelsynth.audit import audit_problem
+from kernelsynth.verify import _bits, digest, plant_special_values, process_fingerprint, tensor_of
+
+
+def _refs(ref, comparison="exact"):
+    return {"listed:0": {"where": "shape 4x6, trial 4", "digest": digest(ref, comparison)}}
+
+
+def test_digest_round_trips_every_dtype_bit_for_bit():
+    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.float64):
+        x = (torch.randn(3, 5) * 100).to(dtype)
+        back = tensor_of(digest(x, "exact"))
+        assert back.dtype == dtype and back.shape == x.shape and bool((_bits(back) == _bits(x)).all())
+    assert digest([1, 2], "exact") == {"type": "builtins.list"}
+
+
+def test_exact_audit_accepts_identical_bits_and_names_the_first_difference():
+    ref = torch.randn(4, 6)
+    assert audit_problem({"listed:0": digest(ref.clone(), "exact")}, _refs(ref), "exact", None) is None
+    bad = ref.clone()
+    bad[2, 3] = 0.0
+    msg = audit_problem({"listed:0": digest(bad, "exact")}, _refs(ref), "exact", None)
+    assert msg.startswith("shape 4x6, trial 4: not bit-exact: 1 of 24 elements differ; first at (2, 3)")
+    neg_zero = ref.clone()
+    neg_zero[0, 0] = -0.0
+    zero = ref.clone()
+    zero[0, 0] = 0.0
+    assert "not bit-exact" in audit_problem({"listed:0": digest(neg_zero, "exact")}, _refs(zero), "exact", None)
+
+
+def test_exact_audit_of_large_outputs_uses_checksums(monkeypatch):
+    monkeypatch.setattr(verify, "DIGEST_MAX_BYTES", 0)
+    ref = torch.randn(64, 33)
+    d = digest(ref.clone(), "exact")
+    assert "checksum" in d and "bytes" not in d
+    assert audit_problem({"listed:0": d}, _refs(ref), "exact", None) is None
+    swapped = ref.clone()
+    swapped[0, [0, 1]] = swapped[0, [1, 0]]  # same values, two positions exchanged
+    assert "checksums of the whole output differ" in audit_problem(
+        {"listed:0": digest(swapped, "exact")}, _refs(ref), "exact", None)
+
+
+def test_missing_or_wrong_type_outputs_fail_the_audit():
+    ref = torch.randn(4, 6)
+    assert "no output was recorded" in audit_problem({}, _refs(ref), "exact", None)
+    assert "no output was recorded" in audit_problem(None, _refs(ref), "exact", None)
+    assert "expected exactly torch.Tensor" in audit_problem({"listed:0": digest(3.0, "exact")}, _refs(ref), "exact", None)
+    assert "output shape (6, 4)" in audit_problem({"listed:0": digest(ref.t().contiguous(), "exact")}, _refs(ref),
+                                                  "exact", None)
+
+
+def test_allclose_audit_uses_the_tolerance_against_the_float64_reference():
+    ref = torch.randn(4, 6, dtype=torch.float64)
+    tol = {"atol": 1e-5, "rtol": 1e-5}
+    close = (ref + 1e-7).float()
+    assert audit_problem({"listed:0": digest(close, "allclose")}, _refs(ref, "allclose"), "allclose", tol) is None
+    far = ref.float()
+    far[1, 1] += 1e-2
+    assert "outside atol=1e-05" in audit_problem({"listed:0": digest(far, "allclose")}, _refs(ref, "allclose"),
+                                                 "allclose", tol)
+
+
+def test_special_values_include_a_negative_nan_payload_and_subnormals():
+    gen = torch.Generator().manual_seed(3)
+    y = plant_special_values(torch.randn(8, 64), gen)
+    bits = _bits(y)
+    nan_bits = int(_bits(torch.tensor([float("nan")]))[0])
+    assert bool(((bits & 0x7FFFFFFF) == ((nan_bits | 1) & 0x7FFFFFFF)).any())  # payload 1 ...
+    assert bool((torch.isnan(y) & (bits < 0)).any())  # ... with the sign bit set
+    tiny = torch.finfo(torch.float32).tiny
+    assert bool(((y.abs() < tiny) & (y != 0)).any())  # subnormals
+
+
+def test_process_fingerprint_sees_kernels_registered_with_torch_library():
+    """(An aten::flip override registers the same way; a custom namespace keeps this process clean.)"""
+    before = process_fingerprint()
+    lib = torch.library.Library("ks_fingerprint_test", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CPU")
+    assert process_fingerprint() != before
