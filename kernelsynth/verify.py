@@ -91,10 +91,24 @@ def integrity_snapshot() -> Dict[str, int]:
     return snap
 
 
+def _dynamo_generation_tag(key: str, before_id: int) -> bool:
+    """True when ``torch.nn.Module.__init__``/``__setstate__`` was replaced by torch.compile's own
+    wrapper (``torch._dynamo.mutation_guard.install_generation_tagging_init``, installed at a
+    candidate's first compile) around the original: a candidate using torch.compile is not tampering."""
+    if key not in ("torch.nn.Module.__init__", "torch.nn.Module.__setstate__"):
+        return False
+    guard = sys.modules.get("torch._dynamo.mutation_guard")
+    fn = vars(torch.nn.Module).get(key.rsplit(".", 1)[1])
+    if guard is None or not hasattr(fn, "__code__") or not fn.__closure__:
+        return False
+    own_code = fn.__code__ in guard.install_generation_tagging_init.__code__.co_consts
+    return own_code and any(id(c.cell_contents) == before_id for c in fn.__closure__)
+
+
 def check_integrity(before: Dict[str, int]) -> None:
     """Raise TamperingError naming what changed since ``before`` (replaced or deleted attributes)."""
     now = integrity_snapshot()
-    changed = sorted(k for k, v in before.items() if now.get(k) != v)
+    changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v))
     if changed:
         raise TamperingError(f"the candidate replaced {', '.join(changed[:8])}"
                              + (f" and {len(changed) - 8} more" if len(changed) > 8 else ""))

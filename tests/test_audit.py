@@ -84,3 +84,33 @@ def test_process_fingerprint_sees_kernels_registered_with_torch_library():
     lib.define("twice(Tensor x) -> Tensor")
     lib.impl("twice", lambda x: x * 2, "CPU")
     assert process_fingerprint() != before
+
+
+def test_torch_compile_patching_module_init_is_not_tampering():
+    """A red-team finding: an honest candidate using torch.compile was rejected as tampering,
+    because dynamo wraps Module.__init__/__setstate__ at its first compile. A foreign wrapper
+    is still tampering."""
+    import pytest
+
+    from kernelsynth.verify import TamperingError, check_integrity, integrity_snapshot
+
+    import torch._dynamo  # noqa: F401 - imported in every worker already (it wraps torch.manual_seed)
+
+    init, setstate = torch.nn.Module.__init__, torch.nn.Module.__setstate__
+    before = integrity_snapshot()
+    try:
+        from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+        install_generation_tagging_init()
+        check_integrity(before)  # dynamo's own wrappers (if this process had none yet)
+        wrapped = torch.nn.Module.__init__
+
+        def foreign(self, *a, **k):
+            wrapped(self, *a, **k)
+
+        torch.nn.Module.__init__ = foreign
+        with pytest.raises(TamperingError, match=r"torch\.nn\.Module\.__init__"):
+            check_integrity(before)
+    finally:
+        torch.nn.Module.__init__, torch.nn.Module.__setstate__ = init, setstate
+        torch.nn.Module.___needs_generation_tag_patch = True
