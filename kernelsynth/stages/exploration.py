@@ -218,7 +218,7 @@ class Exploration:
                 if row.get("median_ms") is not None:
                     msg += f"  {row['median_ms']:.4f} ms  {row['achieved_gbps']:.0f} GB/s"
                 if row.get("reason"):
-                    msg += f"  ({row['reason'][:160]})"
+                    msg += f"  ({row['reason'].splitlines()[0][:200]})"
                 log.info(msg)
         log.info("exploration: %d accepted, %d rejected observations", counts["accepted"], counts["rejected"])
 
