@@ -534,7 +534,9 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         info = torch.iinfo(y.dtype)
         specials = [info.min, info.max, 0, -1 if info.min < 0 else 1]
     n = min(flat.numel(), max(len(specials), flat.numel() // 16))
-    idx = torch.randint(0, flat.numel(), (n,), generator=gen, device=y.device)
+    # distinct positions: with repeated ones, which value lands is unspecified on CUDA, and the
+    # independent check's process must rebuild these inputs bit for bit
+    idx = torch.randperm(flat.numel(), generator=gen, device=y.device)[:n]
     vals = torch.tensor(specials, dtype=y.dtype, device=y.device).repeat(n // len(specials) + 1)[:n]
     flat[idx] = vals
     if y.dtype.is_floating_point and n > 1:  # a negative NaN with payload 1: its bits must survive too

@@ -114,3 +114,12 @@ def test_torch_compile_patching_module_init_is_not_tampering():
     finally:
         torch.nn.Module.__init__, torch.nn.Module.__setstate__ = init, setstate
         torch.nn.Module.___needs_generation_tag_patch = True
+
+
+def test_special_values_land_on_distinct_positions():
+    """Regression (H200): repeated positions made the planted value depend on CUDA's unspecified
+    write order, so the independent check's rebuilt inputs differed (+inf vs -inf) and honest
+    kernels failed the audit."""
+    x = torch.arange(4096, dtype=torch.float32).reshape(64, 64) + 1.0
+    y = plant_special_values(x, torch.Generator().manual_seed(0))
+    assert int((_bits(y) != _bits(x)).sum()) == 4096 // 16
