@@ -3,7 +3,7 @@ never imported the candidate (references/VERIFICATION.md, rule 18).
 
 Every other rule runs in the worker that imported the candidate, and Python there can reach
 anything: the harness's locals through the call stack, its functions, the reference module,
-torch's dispatcher. So for the last trial of every shape, the worker also sends the raw output
+torch's dispatcher. So for every trial of every shape, the worker also sends the raw output
 (:func:`kernelsynth.verify.digest`, taken right after the call) to the parent. A trusted job,
 :func:`kernelsynth.jobs.oracle`, run before any candidate in a worker that never imports one,
 rebuilds the same inputs from the same seeds (:func:`kernelsynth.verify.trial_inputs`) and
@@ -24,16 +24,19 @@ from .verify import VerificationFailure, _bits, compare, tensor_of
 
 
 def expected_keys(payload: Dict[str, Any]) -> Dict[str, tuple]:
-    """``{"<group>:<index>": (shape, trial, special_values)}`` audited for one evaluate payload:
-    the last trial of every listed shape, each derived shape (one trial) and the timing shape."""
+    """``{"<group>:<shape index>:<trial>": (shape, trial, special_values)}`` audited for one evaluate
+    payload: every trial of every listed shape, of each derived shape (one trial) and of the
+    timing shape. (Auditing only the last trial let a candidate be wrong on the others.)"""
     keys: Dict[str, tuple] = {}
     special = payload["comparison"] == "exact"
-    for si, shape in enumerate(payload["verify_shapes"]):
-        keys[f"listed:{si}"] = (shape, payload["trials"] - 1, special)
-    for si, shape in enumerate(payload.get("derived_shapes") or []):
-        keys[f"derived:{si}"] = (shape, 0, False)
+    groups = [("listed", payload["verify_shapes"], payload["trials"], special),
+              ("derived", payload.get("derived_shapes") or [], 1, False)]
     if payload.get("timing_shape") and payload.get("time"):
-        keys["timing:0"] = (payload["timing_shape"], payload["timing_shape_trials"] - 1, False)
+        groups.append(("timing", [payload["timing_shape"]], payload["timing_shape_trials"], False))
+    for group, shapes, trials, sv in groups:
+        for si, shape in enumerate(shapes):
+            for t in range(trials):
+                keys[f"{group}:{si}:{t}"] = (shape, t, sv)
     return keys
 
 

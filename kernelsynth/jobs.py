@@ -271,7 +271,7 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
         init = init_inputs(ref_mod, shape)
         if repr(init) not in models:
             models[repr(init)] = _reference(ref_mod, init, device, dtype)
-        si = int(key.split(":")[1])
+        si = int(key.split(":")[1])  # "<group>:<shape index>:<trial>"
         inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p["seed"], dtype, device, special)
         ref = run_reference(models[repr(init)], inputs, p["comparison"], dtype)
         label = "x".join(str(v) for v in shape.values())

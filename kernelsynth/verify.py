@@ -42,7 +42,8 @@ class TamperingError(Exception):
 #: ``torch.cuda.Event`` is a class: its methods (``elapsed_time``, ``record``) are what do_bench's
 #: timer calls. ``time`` serves the host-synced timing; ``os``/``posix``/``signal`` hold the signal
 #: guard of :mod:`kernelsynth.sandbox`.
-GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch.nn.Module", "torch.cuda", "torch.cuda.Event",
+GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda",
+           "torch.cuda.Event",
            "torch.testing",
            "triton.testing", "kernelsynth.verify", "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal")
@@ -53,6 +54,8 @@ def _namespace(name: str):
 
     if name == "torch.Tensor":
         return torch.Tensor
+    if name == "torch._C.TensorBase":  # torch.Tensor's C base: a new attribute on Tensor shadows it
+        return torch._C.TensorBase
     if name == "torch.cuda.Event":
         return torch.cuda.Event
     if name == "torch.nn.Module":  # __call__ runs the reference: a patched one could answer for it
@@ -91,6 +94,10 @@ def integrity_snapshot() -> Dict[str, int]:
     return snap
 
 
+#: Guarded classes: there, an attribute that appears is as bad as one that is replaced.
+_CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event")
+
+
 def _dynamo_generation_tag(key: str, before_id: int) -> bool:
     """True when ``torch.nn.Module.__init__``/``__setstate__`` was replaced by torch.compile's own
     wrapper (``torch._dynamo.mutation_guard.install_generation_tagging_init``, installed at a
@@ -109,6 +116,8 @@ def check_integrity(before: Dict[str, int]) -> None:
     """Raise TamperingError naming what changed since ``before`` (replaced or deleted attributes)."""
     now = integrity_snapshot()
     changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v))
+    # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
+    changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in _CLASS_NAMESPACES)
     if changed:
         raise TamperingError(f"the candidate replaced {', '.join(changed[:8])}"
                              + (f" and {len(changed) - 8} more" if len(changed) > 8 else ""))
@@ -326,22 +335,29 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             candidate, ref_model = models_for(shape)
         label = "x".join(str(v) for v in shape.values())
         report.shapes.append(label)
+        earlier = None  # (output, snapshot of its bits) of this shape's previous trial
         for t in range(trials):
             inputs, gen = trial_inputs(get_inputs, shape, si, t, seed, dtype, device, special_values)
             pristine = [x.clone() for x in inputs]
             where = f"shape {label}, trial {t}"
             try:
                 out = call_poisoned(candidate, inputs, device, poison_empty, threads_before)
-                if audit is not None and t == trials - 1:  # for the independent check (kernelsynth/audit.py)
-                    audit[f"{group}:{si}"] = digest(out, comparison)
+                if audit is not None:  # every trial, for the independent check (kernelsynth/audit.py)
+                    audit[f"{group}:{si}:{t}"] = digest(out, comparison)
+                check_earlier_output(earlier, out)
                 check_inputs_untouched(inputs, pristine, out)
                 ref = run_reference(ref_model, pristine, comparison, dtype)
                 errs = compare(out, ref, comparison, tol)
                 if determinism and t == 0:
-                    check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, comparison,
-                                           tol, dtype, device, gen, poison_empty, determinism_tol, threads_before)
+                    latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref,
+                                                    comparison, tol, dtype, device, gen, poison_empty, determinism_tol,
+                                                    threads_before)
+                else:
+                    latest = out
                 if t == trials - 1:
                     retained.append((where, out, ref))
+                elif type(latest) is torch.Tensor:
+                    earlier = (latest, latest.detach().clone())
             except VerificationFailure as e:
                 raise VerificationFailure(f"{where}: {e}") from None
             if guard is not None:
@@ -351,6 +367,18 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
     recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s)
     return report
+
+
+def check_earlier_output(earlier, out) -> None:
+    """Raise VerificationFailure when the previous trial's output (``earlier``: the tensor and a
+    snapshot of it) changed or shares storage with this one: an output buffer reused across calls."""
+    if earlier is None:
+        return
+    prev, snapshot = earlier
+    if (type(out) is torch.Tensor and shares_storage(out, prev)) or \
+            not bool(torch._C.TensorBase.all(_bits(prev.contiguous()) == _bits(snapshot.contiguous()))):
+        raise VerificationFailure("the previous trial's output changed or shares storage with this one (one "
+                                  "output buffer reused across calls): outputs must be fresh tensors")
 
 
 def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
@@ -425,7 +453,8 @@ def outputs_agree(a: torch.Tensor, b: torch.Tensor, bound: Optional[Dict[str, fl
 
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, comparison, tol, dtype,
                            device, gen, poison_empty, determinism_tol=None, threads_before=None) -> None:
-    """Determinism and staleness on one shape.
+    """Determinism and staleness on one shape. Returns the last output it got (the next trial's
+    output must not share its storage or change it: :func:`check_earlier_output`).
 
     1. A second call on a copy of the same input must give the bits of the first output (a
        snapshot of it, so a candidate that reuses one output buffer cannot agree with itself),
@@ -461,6 +490,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
             not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
         raise VerificationFailure("an earlier output changed when the candidate was called on other input "
                                   "(one output buffer reused across calls): outputs must be fresh tensors")
+    return out2
 
 
 def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -99,6 +100,31 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
             conn.send(JobResult("exception", error="job result could not be sent to the parent"))
         if result.fault in RESTART_FAULTS or result.recycle:
             return
+
+
+def _recv_before(w: "_Worker", deadline: float):
+    """``w.conn.recv()``, given up at ``deadline`` (time.monotonic): None then. A readable pipe
+    does not mean a whole message (a candidate can write a length header and stop), and a plain
+    recv would block the parent for good. Raises what recv raises (EOFError when the worker died)."""
+    box: Dict[str, Any] = {}
+
+    def read():
+        try:
+            box["value"] = w.conn.recv()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    reader = threading.Thread(target=read, daemon=True, name="kernelsynth-recv")
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    if reader.is_alive():
+        if w.proc.is_alive():
+            w.proc.kill()  # the pipe's far end closes; the reader gets EOFError and ends
+        reader.join(10)
+        return None
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 class _Worker:
@@ -181,7 +207,15 @@ class WorkerPool:
                 w = busy.pop(conn)
                 idx, start = w.job
                 try:
-                    result = conn.recv()
+                    result = _recv_before(w, start + self.timeout_s)
+                    if result is None:  # readable, but the message never completed: a forged header
+                        w.kill()
+                        result = JobResult("timeout", error=f"the worker's result did not arrive complete within "
+                                           f"{self.timeout_s:.0f} s of the job's start; worker killed",
+                                           seconds=time.monotonic() - start)
+                    elif not isinstance(result, JobResult):
+                        result = JobResult("exception", error=f"the worker sent {type(result).__name__}, not a JobResult",
+                                           seconds=time.monotonic() - start)
                 except (EOFError, OSError):
                     w.proc.join(timeout=5)
                     code = w.proc.exitcode

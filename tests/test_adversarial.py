@@ -50,6 +50,8 @@ FLIP_CASES = {
     "buffer_per_shape": ("determinism/buffer_per_shape.py", "wrong_output",
                          r"earlier output changed when the candidate was called on other input"),
     "canonical_nan": ("nan/canonical_nan.py", "wrong_output", r"trial 1: not bit-exact"),
+    "buffer_after_warmup": ("determinism/buffer_after_warmup.py", "wrong_output",
+                            r"previous trial's output changed or shares storage"),
 }
 # Cheats that attack kernelsynth's own process (its frames, its guard, torch's dispatcher): no
 # naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.
@@ -59,6 +61,8 @@ HARNESS_CASES = {
     # caught by the guard in this order of events; by the independent check when the guard is fooled
     "harness_guard": ("audit|tampering", r"independent check: shape .*: not bit-exact|replaced kernelsynth\.verify"),
     "dispatch_override": ("audit", r"independent check: shape .*: not bit-exact"),
+    "harness_shadow": ("tampering", r"replaced torch\.Tensor\.(any|numpy)"),
+    "harness_early": ("audit", r"independent check: shape .*, trial 0: not bit-exact"),
 }
 SOFTMAX_CASES = {
     "partial": ("partial/skip_last_row.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),

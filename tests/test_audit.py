@@ -9,7 +9,7 @@ from kernelsynth.verify import _bits, digest, plant_special_values, process_fing
 
 
 def _refs(ref, comparison="exact"):
-    return {"listed:0": {"where": "shape 4x6, trial 4", "digest": digest(ref, comparison)}}
+    return {"listed:0:4": {"where": "shape 4x6, trial 4", "digest": digest(ref, comparison)}}
 
 
 def test_digest_round_trips_every_dtype_bit_for_bit():
@@ -22,16 +22,16 @@ def test_digest_round_trips_every_dtype_bit_for_bit():
 
 def test_exact_audit_accepts_identical_bits_and_names_the_first_difference():
     ref = torch.randn(4, 6)
-    assert audit_problem({"listed:0": digest(ref.clone(), "exact")}, _refs(ref), "exact", None) is None
+    assert audit_problem({"listed:0:4": digest(ref.clone(), "exact")}, _refs(ref), "exact", None) is None
     bad = ref.clone()
     bad[2, 3] = 0.0
-    msg = audit_problem({"listed:0": digest(bad, "exact")}, _refs(ref), "exact", None)
+    msg = audit_problem({"listed:0:4": digest(bad, "exact")}, _refs(ref), "exact", None)
     assert msg.startswith("shape 4x6, trial 4: not bit-exact: 1 of 24 elements differ; first at (2, 3)")
     neg_zero = ref.clone()
     neg_zero[0, 0] = -0.0
     zero = ref.clone()
     zero[0, 0] = 0.0
-    assert "not bit-exact" in audit_problem({"listed:0": digest(neg_zero, "exact")}, _refs(zero), "exact", None)
+    assert "not bit-exact" in audit_problem({"listed:0:4": digest(neg_zero, "exact")}, _refs(zero), "exact", None)
 
 
 def test_exact_audit_of_large_outputs_uses_checksums(monkeypatch):
@@ -39,19 +39,19 @@ def test_exact_audit_of_large_outputs_uses_checksums(monkeypatch):
     ref = torch.randn(64, 33)
     d = digest(ref.clone(), "exact")
     assert "checksum" in d and "bytes" not in d
-    assert audit_problem({"listed:0": d}, _refs(ref), "exact", None) is None
+    assert audit_problem({"listed:0:4": d}, _refs(ref), "exact", None) is None
     swapped = ref.clone()
     swapped[0, [0, 1]] = swapped[0, [1, 0]]  # same values, two positions exchanged
     assert "checksums of the whole output differ" in audit_problem(
-        {"listed:0": digest(swapped, "exact")}, _refs(ref), "exact", None)
+        {"listed:0:4": digest(swapped, "exact")}, _refs(ref), "exact", None)
 
 
 def test_missing_or_wrong_type_outputs_fail_the_audit():
     ref = torch.randn(4, 6)
     assert "no output was recorded" in audit_problem({}, _refs(ref), "exact", None)
     assert "no output was recorded" in audit_problem(None, _refs(ref), "exact", None)
-    assert "expected exactly torch.Tensor" in audit_problem({"listed:0": digest(3.0, "exact")}, _refs(ref), "exact", None)
-    assert "output shape (6, 4)" in audit_problem({"listed:0": digest(ref.t().contiguous(), "exact")}, _refs(ref),
+    assert "expected exactly torch.Tensor" in audit_problem({"listed:0:4": digest(3.0, "exact")}, _refs(ref), "exact", None)
+    assert "output shape (6, 4)" in audit_problem({"listed:0:4": digest(ref.t().contiguous(), "exact")}, _refs(ref),
                                                   "exact", None)
 
 
@@ -59,10 +59,10 @@ def test_allclose_audit_uses_the_tolerance_against_the_float64_reference():
     ref = torch.randn(4, 6, dtype=torch.float64)
     tol = {"atol": 1e-5, "rtol": 1e-5}
     close = (ref + 1e-7).float()
-    assert audit_problem({"listed:0": digest(close, "allclose")}, _refs(ref, "allclose"), "allclose", tol) is None
+    assert audit_problem({"listed:0:4": digest(close, "allclose")}, _refs(ref, "allclose"), "allclose", tol) is None
     far = ref.float()
     far[1, 1] += 1e-2
-    assert "outside atol=1e-05" in audit_problem({"listed:0": digest(far, "allclose")}, _refs(ref, "allclose"),
+    assert "outside atol=1e-05" in audit_problem({"listed:0:4": digest(far, "allclose")}, _refs(ref, "allclose"),
                                                  "allclose", tol)
 
 

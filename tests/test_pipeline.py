@@ -83,12 +83,13 @@ def test_process_faults_cost_one_worker_each_and_the_run_completes(tmp_path):
     res = engine.run(cfg, tmp_path)
     faults = {o["version"]: o["fault"] for o in res.observations}
     assert faults == {"v0": "ok", "v1": "crashed", "v2": "exit_called", "v3": "crashed", "v4": "timeout",
-                      "v5": "ok", "v6": "wrong_output", "v7": "ok"}
+                      "v5": "ok", "v6": "wrong_output", "v7": "ok", "v8": "timeout"}
     reasons = {o["version"]: o["reason"] for o in res.observations}
     assert "exited with code 3" in reasons["v1"] and "signal 9" in reasons["v3"]
     # v6's threads keep starting threads after its job; v7 (honest) ran on a fresh worker. Seen on the
     # H200 with torch.compile's compile-pool timer threads, which falsely rejected the next v0.
     assert "thread(s) started by the candidate still running" in reasons["v6"], reasons["v6"]
+    assert "did not arrive complete" in reasons["v8"], reasons["v8"]  # a forged header did not hang the parent
 
 
 def _cli(*args, env=None):
