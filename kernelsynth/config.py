@@ -73,6 +73,7 @@ class ExplorationConfig:
     progress: bool = True
     extra_candidates: List[str] = field(default_factory=list)
     fresh_worker: str = "external"  # "external" or "always": a fresh worker process after those jobs
+    screen_sources: bool = True  # reject Python candidates that reach frames, the heap or the harness
 
 
 @dataclass

@@ -31,7 +31,8 @@ OBSERVATION_SCHEMA = pa.schema([
     ("dtype", pa.string()),
     ("verdict", pa.string()),             # "accepted" (verified) or "rejected"
     ("fault", pa.string()),               # ok, wrong_output, compile_error, exception, cuda_error,
-                                          # oom, timeout, crashed, exit_called
+                                          # oom, timeout, crashed, exit_called, tampering,
+                                          # timing_integrity, audit, screened
     ("reason", pa.string()),
     ("trials", pa.int64()),
     ("verify_shapes", pa.string()),       # JSON list of shapes

@@ -27,7 +27,8 @@ SOFTMAX = import_file(ADV / "references" / "softmax.py")
 FLIP_SHAPES = [{"M": 3, "N": 5}, {"M": 4, "N": 67}, {"M": 9, "N": 300}]  # cpu/spec.yaml
 SOFTMAX_SHAPES = [{"M": 2, "N": 8000}, {"M": 3, "N": 6001}]  # cpu/softmax.yaml
 RUN = ["hw=cpu", "exploration.trials=2", "exploration.progress=false", "exploration.workers=2",
-       "exploration.fresh_worker=always"]  # no cheat can spoil the next candidate's process
+       "exploration.fresh_worker=always",  # no cheat can spoil the next candidate's process
+       "exploration.screen_sources=false"]  # the cheats must meet the layers behind the source screen
 
 # version -> (file, fault, regex the first line of the reason must match: it names the rule)
 FLIP_CASES = {
@@ -208,3 +209,21 @@ def test_every_fixture_file_is_in_a_spec():
         listed |= set(re.findall(r"file: ([\w/]+\.py)", (ADV / "cpu" / spec).read_text()))
     files = {str(p.relative_to(ADV / "cpu")) for p in (ADV / "cpu").rglob("*.py")}
     assert files == listed
+
+
+def test_source_screen_rejects_harness_attacks_before_they_run(tmp_path):
+    """Rule 20: with the screen on (the default), candidates that reach frames, the heap or the
+    harness are rejected without being imported; honest ones run as usual."""
+    cpu = ADV / "cpu"
+    extra = [cpu / "harness" / "frame_walk_loosen.py", cpu / "harness" / "patch_guard_and_compare.py",
+             ROOT / "tests" / "fixtures" / "process_faults" / "kernels" / "forged_result_header.py",
+             cpu / "honest" / "index.py"]
+    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task.dtypes=[float32]",
+                   f"exploration.extra_candidates=[{','.join(map(str, extra))}]"])
+    obs = {o["version"]: o for o in engine.run(cfg, tmp_path).observations if o["role"] == "external"}
+    assert {k: o["fault"] for k, o in obs.items()} == {
+        "frame_walk_loosen": "screened", "patch_guard_and_compare": "screened", "forged_result_header": "screened",
+        "index": "ok"}
+    assert "uses ._getframe" in obs["frame_walk_loosen"]["reason"]
+    assert "uses sys.modules" in obs["patch_guard_and_compare"]["reason"]
+    assert "imports gc" in obs["forged_result_header"]["reason"]

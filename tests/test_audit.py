@@ -123,3 +123,19 @@ def test_special_values_land_on_distinct_positions():
     x = torch.arange(4096, dtype=torch.float32).reshape(64, 64) + 1.0
     y = plant_special_values(x, torch.Generator().manual_seed(0))
     assert int((_bits(y) != _bits(x)).sum()) == 4096 // 16
+
+
+def test_source_screen_flags_frames_heap_and_harness_access_by_line():
+    from kernelsynth.screen import screen_source
+
+    src = ("import sys\nimport gc as g\nfrom kernelsynth import jobs\n"
+           "def f():\n    return sys._getframe(1).f_back.f_locals, sys.modules, __import__('os')\n")
+    assert set(screen_source(src)) == {
+        "line 2: imports gc", "line 3: imports from kernelsynth", "line 5: uses .f_locals", "line 5: uses sys.modules",
+        "line 5: uses __import__", "line 5: uses .f_back", "line 5: uses ._getframe"}
+    # honest kernels and docstrings that name the harness pass
+    from conftest import ROOT
+
+    for path in [*sorted((ROOT / "specs").rglob("*.py")), ROOT / "examples" / "load_inline_conv_relu_maxpool.py",
+                 *sorted((ROOT / "tests" / "adversarial" / "cpu" / "honest").glob("*.py"))]:
+        assert screen_source(path.read_text()) == [], path

@@ -79,7 +79,8 @@ def test_faulty_kernels_become_rejected_observations(tmp_path):
 
 
 def test_process_faults_cost_one_worker_each_and_the_run_completes(tmp_path):
-    cfg = compose(FAST + [f"task.spec={FIXTURES / 'process_faults'}", "exploration.timeout_s=20"])
+    cfg = compose(FAST + [f"task.spec={FIXTURES / 'process_faults'}", "exploration.timeout_s=20",
+                          "exploration.screen_sources=false"])  # v8 imports gc: it must reach the worker
     res = engine.run(cfg, tmp_path)
     faults = {o["version"]: o["fault"] for o in res.observations}
     assert faults == {"v0": "ok", "v1": "crashed", "v2": "exit_called", "v3": "crashed", "v4": "timeout",

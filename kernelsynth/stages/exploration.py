@@ -23,6 +23,7 @@ from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec
 from ..audit import audit_problem
+from ..screen import screen_source
 from ..shapes import derived_shapes
 from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
 from ..workers import JobResult, WorkerPool
@@ -51,7 +52,7 @@ class Exploration:
                  rep_ms: float = 100, timing_repeats: int = 2, timeout_s: float = 600,
                  workers: Optional[int] = None, interpreter_max_configs: int = 1, baselines: bool = True,
                  progress: bool = True, extra_candidates: Optional[List[str]] = None,
-                 fresh_worker: str = "external"):
+                 fresh_worker: str = "external", screen_sources: bool = True):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
@@ -62,6 +63,7 @@ class Exploration:
         if fresh_worker not in ("external", "always"):
             raise ValueError(f"exploration.fresh_worker must be 'external' or 'always', got {fresh_worker!r}")
         self.fresh_worker = fresh_worker
+        self.screen_sources = screen_sources
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None) -> List[Job]:
@@ -178,11 +180,37 @@ class Exploration:
             refs[dtype] = res.value["references"]
         return refs
 
+    def _screen(self, todo: List[Job], hw: Hardware, store: ObservationStore, counts: Dict[str, int]) -> List[Job]:
+        """Reject, without running them, Python candidates whose source reaches frames, the heap or
+        the harness (kernelsynth/screen.py, VERIFICATION.md rule 20); return the jobs left to run."""
+        if not self.screen_sources:
+            return todo
+        left = []
+        for job in todo:
+            e = job.payload["candidate"]
+            findings = []
+            if e["role"] != "baseline" and e["backend"] != "cuda" and e.get("file"):
+                try:
+                    findings = screen_source(Path(e["file"]).read_text())
+                except (SyntaxError, ValueError, OSError):
+                    findings = []  # the worker's import reports it as the candidate's own error
+            if not findings:
+                left.append(job)
+                continue
+            row = dict(job.row, timestamp=datetime.now(timezone.utc).isoformat(), wall_s=0.0, verdict="rejected",
+                       fault="screened", reason=("source screen: " + "; ".join(findings[:6]) + " -- a kernel has no "
+                                                 "reason to reach frames, the heap or the harness (VERIFICATION.md rule 20)"))
+            store.append(row)
+            counts["rejected"] += 1
+            log.info("rejected %s  (%s)", job.label, row["reason"][:200])
+        return left
+
     def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
                   references: Optional[Dict[str, Dict[str, Any]]] = None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         counts = {"accepted": 0, "rejected": 0}
+        todo = self._screen(todo, hw, store, counts)
         with Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       TextColumn("{task.description}"), console=console, disable=not self.progress,
                       transient=False) as bar:
