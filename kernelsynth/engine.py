@@ -151,7 +151,7 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 "vs_eager": eager["median_ms"] / ms if ms and eager and eager["median_ms"] else None,
                 "vs_compile": comp["median_ms"] / ms if ms and comp and comp["median_ms"] else None,
                 "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate"
-                else ("verified" if role == "external" else ""),
+                else ("external" if role == "external" else ""),  # screened only: not a trajectory
             })
     return rows
 
@@ -165,7 +165,7 @@ def print_summary(result: RunResult, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console(width=max(150, Console().width))
+    console = console or Console(width=max(176, Console().width))
     f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
     table = Table(title=f"kernelsynth {result.spec.name} on {result.hardware.device_name}"
                         + (f" (copy ceiling {result.hardware.copy_gbps:.0f} GB/s)" if result.hardware.copy_gbps else ""))
@@ -174,7 +174,8 @@ def print_summary(result: RunResult, console=None) -> None:
     cols += ["TFLOP/s", "% matmul"] if compute else []
     cols += ["regs", "spills", "x v0", "x eager", "x compile", "trajectory"]
     for col in cols:
-        table.add_column(col)
+        # wrap, never cut (a cut config cannot be reproduced); the config gets room to stay whole
+        table.add_column(col, overflow="fold", min_width={"best config": 24, "trajectory": 10}.get(col))
     for r in summary_rows(result):
         cells = [r["dtype"], r["version"], r["configs_ok"], r["config"], f(r["median_ms"], ".4f"),
                  f(r["gbps"], ".0f"), f(r["pct_copy"], ".1f")]

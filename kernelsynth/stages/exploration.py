@@ -42,7 +42,8 @@ class Job:
     @property
     def label(self) -> str:
         r = self.row
-        return f"{r['version']} {r['name']} {r['dtype']} {r['config']}"
+        name = "" if r["name"] == r["version"] else f" {r['name']}"  # external candidates: one name
+        return f"{r['version']}{name} {r['dtype']} {r['config']}"
 
 
 class Exploration:
