@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-import torch
-
 from .verify import VerificationFailure, _bits, compare, tensor_of
 
 
@@ -75,10 +73,3 @@ def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str,
         except VerificationFailure as e:
             return f"{where}: {e}"
     return None
-
-
-def reference_digest(ref: torch.Tensor, comparison: str) -> Dict[str, Any]:
-    """The reference side of :func:`audit_problem` (see :func:`kernelsynth.verify.digest`)."""
-    from .verify import digest
-
-    return digest(ref, comparison)

@@ -22,7 +22,7 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 from . import timing
 from .loading import import_file
 from .verify import (VerificationFailure, aten_ops_of, check_integrity, compare, integrity_snapshot, run_reference,
-                     check_no_new_threads, digest, guard_also, process_fingerprint, run_reference, thread_ids,
+                     check_no_new_threads, digest, guard_also, process_fingerprint, shape_label, thread_ids,
                      trial_inputs, trial_seed, verify)
 
 
@@ -239,12 +239,10 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         out.update(extension_stats(modules_before, mod))  # torch extensions (load_inline) the candidate built
     if hasattr(model, "compile_stats"):  # raw CUDA kernels: registers, local memory, NVRTC time
         out.update(model.compile_stats())
-    # A fresh worker for the next job when this one leaves state a later thread check or timing
-    # would blame on it: torch.compile's compile pool (its timer threads start after the job), or
-    # threads the candidate left running (workers.py).
-    # A fresh worker after this job when the payload asks (exploration.fresh_worker: external
-    # candidates by default, every candidate with "always") or the job left the process changed
-    # (threads, process_fingerprint). The parent also replaces it when the audit fails.
+    # A fresh worker after this job (workers.py) for trusted baselines (torch.compile's compile pool
+    # starts timer threads after the job), when the payload asks (exploration.fresh_worker), or when
+    # the job left threads running or the process changed (process_fingerprint). The parent also
+    # replaces it when the independent check fails.
     out["recycle_worker"] = trusted or bool(p.get("fresh_worker")) or bool(thread_ids() - threads) \
         or process_fingerprint() != fingerprint
     out["audit"] = audit
@@ -274,8 +272,7 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
         si = int(key.split(":")[1])  # "<group>:<shape index>:<trial>"
         inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p["seed"], dtype, device, special)
         ref = run_reference(models[repr(init)], inputs, p["comparison"], dtype)
-        label = "x".join(str(v) for v in shape.values())
-        refs[key] = {"where": f"shape {label}, trial {t}", "digest": digest(ref, p["comparison"])}
+        refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p["comparison"])}
         if p["comparison"] == "allclose":  # the model is float64 now; the next shape may share it
             models.pop(repr(init))
     return {"references": refs}

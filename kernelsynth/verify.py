@@ -333,7 +333,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     for si, shape in enumerate(shapes):
         if models_for is not None:
             candidate, ref_model = models_for(shape)
-        label = "x".join(str(v) for v in shape.values())
+        label = shape_label(shape)
         report.shapes.append(label)
         earlier = None  # (output, snapshot of its bits) of this shape's previous trial
         for t in range(trials):
@@ -370,15 +370,15 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
 
 
 def check_earlier_output(earlier, out) -> None:
-    """Raise VerificationFailure when the previous trial's output (``earlier``: the tensor and a
-    snapshot of it) changed or shares storage with this one: an output buffer reused across calls."""
+    """Raise VerificationFailure when an earlier call's output (``earlier``: the tensor and a
+    snapshot of its bits) changed or shares storage with ``out``: an output buffer reused across calls."""
     if earlier is None:
         return
     prev, snapshot = earlier
     if (type(out) is torch.Tensor and shares_storage(out, prev)) or \
             not bool(torch._C.TensorBase.all(_bits(prev.contiguous()) == _bits(snapshot.contiguous()))):
-        raise VerificationFailure("the previous trial's output changed or shares storage with this one (one "
-                                  "output buffer reused across calls): outputs must be fresh tensors")
+        raise VerificationFailure("an earlier output changed or shares storage with a later one (one output "
+                                  "buffer reused across calls): outputs must be fresh tensors")
 
 
 def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
@@ -486,11 +486,13 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         compare(out2, run_reference(ref_model, refreshed, comparison, dtype), comparison, tol)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
-    if (type(out2) is torch.Tensor and shares_storage(out2, out)) or \
-            not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
-        raise VerificationFailure("an earlier output changed when the candidate was called on other input "
-                                  "(one output buffer reused across calls): outputs must be fresh tensors")
+    check_earlier_output((out, first), out2)
     return out2
+
+
+def shape_label(shape: Dict[str, int]) -> str:
+    """``{"M": 3, "N": 5}`` -> ``"3x5"``, as reasons name shapes."""
+    return "x".join(str(v) for v in shape.values())
 
 
 def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,
@@ -498,7 +500,7 @@ def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, s
     """The inputs of trial ``t`` of shape number ``si`` and the generator that made them (it goes
     on to draw the staleness check's fresh values). Deterministic: the independent reference
     process (:func:`kernelsynth.jobs.oracle`) rebuilds the same inputs bit for bit."""
-    label = "x".join(str(v) for v in shape.values())
+    label = shape_label(shape)
     gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, t, label))
     inputs = list(get_inputs(shape, dtype, device, gen))
     if special_values and t == 1:

@@ -209,7 +209,6 @@ class WorkerPool:
                 try:
                     result = _recv_before(w, start + self.timeout_s)
                     if result is None:  # readable, but the message never completed: a forged header
-                        w.kill()
                         result = JobResult("timeout", error=f"the worker's result did not arrive complete within "
                                            f"{self.timeout_s:.0f} s of the job's start; worker killed",
                                            seconds=time.monotonic() - start)

@@ -49,10 +49,10 @@ FLIP_CASES = {
     "shapes_listed": ("shapes/listed_shapes_only.py", "wrong_output", r"not bit-exact"),
     "layout": ("layout/column_major.py", "wrong_output", r"not contiguous.*layout rule"),
     "buffer_per_shape": ("determinism/buffer_per_shape.py", "wrong_output",
-                         r"earlier output changed when the candidate was called on other input"),
+                         r"trial 0: an earlier output changed or shares storage with a later one"),
     "canonical_nan": ("nan/canonical_nan.py", "wrong_output", r"trial 1: not bit-exact"),
     "buffer_after_warmup": ("determinism/buffer_after_warmup.py", "wrong_output",
-                            r"previous trial's output changed or shares storage"),
+                            r"trial 1: an earlier output changed or shares storage with a later one"),
 }
 # Cheats that attack kernelsynth's own process (its frames, its guard, torch's dispatcher): no
 # naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.

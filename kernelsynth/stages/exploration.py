@@ -181,7 +181,7 @@ class Exploration:
             refs[dtype] = res.value["references"]
         return refs
 
-    def _screen(self, todo: List[Job], hw: Hardware, store: ObservationStore, counts: Dict[str, int]) -> List[Job]:
+    def _screen(self, todo: List[Job], store: ObservationStore, counts: Dict[str, int]) -> List[Job]:
         """Reject, without running them, Python candidates whose source reaches frames, the heap or
         the harness (kernelsynth/screen.py, VERIFICATION.md rule 20); return the jobs left to run."""
         if not self.screen_sources:
@@ -211,7 +211,7 @@ class Exploration:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         counts = {"accepted": 0, "rejected": 0}
-        todo = self._screen(todo, hw, store, counts)
+        todo = self._screen(todo, store, counts)
         with Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       TextColumn("{task.description}"), console=console, disable=not self.progress,
                       transient=False) as bar:
@@ -237,9 +237,9 @@ class Exploration:
                 row = observation_row(job, result, hw)
                 problem = problems.pop(idx, None)
                 if row["verdict"] == "accepted" and problem:
-                        row.update(verdict="rejected", fault="audit", reason=(
-                            f"independent check: {problem} -- the in-process verification passed, so the "
-                            "candidate interfered with the harness (references/VERIFICATION.md, rule 18)")[:4000])
+                    row.update(verdict="rejected", fault="audit", reason=(
+                        f"independent check: {problem} -- the in-process verification passed, so the "
+                        "candidate interfered with the harness (references/VERIFICATION.md, rule 18)")[:4000])
                 store.append(row)
                 counts[row["verdict"]] += 1
                 bar.advance(task)
