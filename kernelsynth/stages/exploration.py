@@ -22,7 +22,6 @@ from .. import __version__
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec
-from ..audit import audit_problem
 from ..screen import screen_source
 from ..shapes import derived_shapes
 from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
@@ -209,6 +208,8 @@ class Exploration:
     def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
                   references: Optional[Dict[str, Dict[str, Any]]] = None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from ..audit import audit_problem  # imports torch (CPU only): only runs with jobs to do pay for it
 
         counts = {"accepted": 0, "rejected": 0}
         todo = self._screen(todo, store, counts)
