@@ -4,21 +4,24 @@ never imported the candidate (references/VERIFICATION.md, rule 18).
 Every other rule runs in the worker that imported the candidate, and Python there can reach
 anything: the harness's locals through the call stack, its functions, the reference module,
 torch's dispatcher. So for every trial of every shape, the worker also sends the raw output
-(:func:`kernelsynth.verify.digest`, taken right after the call) to the parent. A trusted job,
+(:func:`kernelsynth.verify.transport.digest`, taken right after the call) to the parent. A trusted job,
 :func:`kernelsynth.jobs.oracle`, run before any candidate in a worker that never imports one,
-rebuilds the same inputs from the same seeds (:func:`kernelsynth.verify.trial_inputs`) and
+rebuilds the same inputs from the same seeds (:func:`kernelsynth.verify.inputs.trial_inputs`) and
 returns the reference outputs. The parent (which never runs CUDA) compares them here. A candidate
 whose in-process verification passed but whose outputs fail here interfered with the harness,
 and is rejected with fault ``audit``; one that sends no output for an expected shape also fails.
 
-Imported by the parent: CPU tensors only.
+Imported by the parent. Importing it does not import torch (:func:`expected_keys` plans without
+it); :func:`audit_problem` imports torch and :mod:`kernelsynth.verify.comparison` when called, on
+CPU tensors only.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from .verify import VerificationFailure, _bits, compare, tensor_of
+from .verify.failures import VerificationFailure
+from .verify.transport import audit_key, tensor_of
 
 
 def expected_keys(payload: Dict[str, Any]) -> Dict[str, tuple]:
@@ -34,7 +37,7 @@ def expected_keys(payload: Dict[str, Any]) -> Dict[str, tuple]:
     for group, shapes, trials, sv in groups:
         for si, shape in enumerate(shapes):
             for t in range(trials):
-                keys[f"{group}:{si}:{t}"] = (shape, t, sv)
+                keys[audit_key(group, si, t)] = (shape, t, sv)
     return keys
 
 
@@ -43,7 +46,9 @@ def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str,
     """Why the candidate's outputs ``got`` (``{key: digest}`` from the worker) disagree with the
     independent ``references`` (``{key: {"where", "digest"}}`` from :func:`kernelsynth.jobs.oracle`),
     or None when every key agrees: bit for bit (``exact``; whole tensors or checksums) or within
-    ``tol`` against the float64 reference (``allclose``), by :func:`kernelsynth.verify.compare`."""
+    ``tol`` against the float64 reference (``allclose``), by :func:`kernelsynth.verify.comparison.compare`."""
+    from .verify.comparison import _bits, compare  # imports torch
+
     got = got if isinstance(got, dict) else {}
     for key, ref in references.items():
         where, r = ref["where"], ref["digest"]

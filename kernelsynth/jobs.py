@@ -21,9 +21,9 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 
 from . import timing
 from .loading import import_file
-from .verify import (VerificationFailure, aten_ops_of, check_integrity, compare, integrity_snapshot, run_reference,
-                     check_no_new_threads, digest, guard_also, process_fingerprint, shape_label, thread_ids,
-                     trial_inputs, trial_seed, verify)
+from .verify import (VerificationFailure, VerifyPolicy, aten_ops_of, check_integrity, compare, integrity_snapshot,
+                     run_reference, check_no_new_threads, digest, guard_also, parse_audit_key, process_fingerprint,
+                     shape_label, thread_ids, trial_inputs, trial_seed, verify)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -177,10 +177,11 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {"verdict": "accepted", "reason": "", "trials": 0, "max_abs_err": None,
                            "max_rel_err": None, "median_ms": None, "p20_ms": None, "p80_ms": None,
                            "timing_spread": None, "synced_ms": None, "first_call_s": None}
-    tol = (p.get("tolerance") or {}).get(p["dtype"])
-    common = dict(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"], tol=tol,
-                  poison_empty=not trusted, guard=guard, determinism_tol=p.get("determinism"), threads_before=threads,
-                  check_threads=not trusted)
+    audit: Dict[str, Any] = {}  # raw outputs for the independent check in the parent (kernelsynth/audit.py)
+    policy = VerifyPolicy(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"],
+                          tol=(p.get("tolerance") or {}).get(p["dtype"]), determinism_tol=p.get("determinism"),
+                          poison_empty=not trusted, check_threads=not trusted, guard=guard, threads_before=threads,
+                          audit=None if trusted else audit)
 
     from .backends.triton import compile_stats, kernel_ids
 
@@ -196,30 +197,26 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     out["first_call_s"] = time.perf_counter() - start
 
     shapes = list(p["verify_shapes"])
-    audit: Dict[str, Any] = {}  # raw outputs for the independent check in the parent (kernelsynth/audit.py)
-    if not trusted:
-        common["audit"] = audit
     started = time.perf_counter()
     try:
-        rep = verify(model, ref_model, ref_mod.get_inputs, shapes, trials=p["trials"],
-                     special_values=p["comparison"] == "exact", models_for=models_for, group="listed", **common)
+        rep = verify(model, ref_model, ref_mod.get_inputs, shapes, policy, trials=p["trials"],
+                     special_values=p["comparison"] == "exact", models_for=models_for, group="listed")
         out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
         if p.get("derived_shapes"):  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
-            extra = verify(model, ref_model, ref_mod.get_inputs, p["derived_shapes"], trials=1,
-                           determinism=False, models_for=models_for, group="derived", **common)
+            extra = verify(model, ref_model, ref_mod.get_inputs, p["derived_shapes"], policy, trials=1,
+                           determinism=False, models_for=models_for, group="derived")
             out["trials"] += extra.trials
             out["max_abs_err"] = max(out["max_abs_err"], extra.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], extra.max_rel_err)
         if p.get("timing_shape") and p.get("time"):
-            big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]],
-                         trials=p["timing_shape_trials"], determinism=False, models_for=models_for, group="timing",
-                         **common)
+            big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]], policy,
+                         trials=p["timing_shape_trials"], determinism=False, models_for=models_for, group="timing")
             out["trials"] += big.trials
             out["max_abs_err"] = max(out["max_abs_err"], big.max_abs_err)
             out["max_rel_err"] = max(out["max_rel_err"], big.max_rel_err)
             out["verify_s"] = time.perf_counter() - started
             started = time.perf_counter()
-            out.update(_time(*models_for(p["timing_shape"]), ref_mod, p, common))
+            out.update(_time(*models_for(p["timing_shape"]), ref_mod, p, policy))
             out["timing_s"] = time.perf_counter() - started
     except VerificationFailure as e:
         out.update(verdict="rejected", reason=f"wrong output: {e}")
@@ -269,7 +266,7 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
         init = init_inputs(ref_mod, shape)
         if repr(init) not in models:
             models[repr(init)] = _reference(ref_mod, init, device, dtype)
-        si = int(key.split(":")[1])  # "<group>:<shape index>:<trial>"
+        _, si, _ = parse_audit_key(key)
         inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p["seed"], dtype, device, special)
         ref = run_reference(models[repr(init)], inputs, p["comparison"], dtype)
         refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p["comparison"])}
@@ -278,12 +275,12 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
     return {"references": refs}
 
 
-def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:
+def _time(model, ref_model, ref_mod, p, policy: VerifyPolicy) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
     again at the end). The probe's clone costs one copy inside one of hundreds of repetitions."""
-    dtype, device = common["dtype"], common["device"]
+    dtype, device = policy.dtype, policy.device
     gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "timing"))
     inputs = list(ref_mod.get_inputs(p["timing_shape"], dtype, device, gen))
     pristine = [x.clone() for x in inputs]
@@ -298,17 +295,17 @@ def _time(model, ref_model, ref_mod, p, common) -> Dict[str, Any]:
     with torch.no_grad():
         t = timing.time_ms(call, p["warmup_ms"], p["rep_ms"], p["timing_repeats"])
         ref = run_reference(ref_model, pristine, p["comparison"], dtype)
-    if common["guard"] is not None:
-        check_integrity(common["guard"])
+    if policy.guard is not None:
+        check_integrity(policy.guard)
     try:
-        if common["threads_before"] is not None:
-            check_no_new_threads(common["threads_before"])
-        compare(last[0], ref, p["comparison"], common["tol"])
+        if policy.threads_before is not None:
+            check_no_new_threads(policy.threads_before)
+        compare(last[0], ref, p["comparison"], policy.tol)
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     if probe["out"] is not None or probe["n"] >= probe["at"]:
         try:
-            compare(probe["out"], ref, p["comparison"], common["tol"])
+            compare(probe["out"], ref, p["comparison"], policy.tol)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}): {e}") from None
     return {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],

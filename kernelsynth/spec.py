@@ -90,7 +90,7 @@ class TaskSpec:
     sha256: str = field(default="")
     #: ``{"atol", "rtol"}`` two calls on one input may differ by (atomics); None: bitwise.
     determinism: Optional[Dict[str, float]] = None
-    #: Add the harness's fresh ragged shapes and threshold shape (verify.derived_shapes).
+    #: Add the harness's fresh ragged shapes and threshold shape (shapes.derived_shapes).
     derived_shapes: bool = True
 
     @property

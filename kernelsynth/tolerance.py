@@ -6,7 +6,7 @@ taken from :data:`TABLE` by the spec's ``category`` (one of :data:`OP_CLASSES`, 
 from :data:`ALIASES`). Data movement is never compared with a tolerance: its kernels do no
 arithmetic, so any difference is a bug (``comparison: exact``, bitwise).
 
-The float64 reference (``verify.run_reference``) is the ground truth, so these bounds are the
+The float64 reference (``verify.comparison.run_reference``) is the ground truth, so these bounds are the
 error the candidate's own arithmetic may make in the given dtype; ``|out - ref| <= atol + rtol *
 |ref|`` element by element, and ``max_rel_err`` (largest absolute error / largest |ref|) is
 recorded with every observation.

@@ -3,7 +3,7 @@ fingerprint that gets a fresh worker after a job changed its process."""
 
 import torch
 
-from kernelsynth import verify
+from kernelsynth.verify import transport
 from kernelsynth.audit import audit_problem
 from kernelsynth.verify import _bits, digest, plant_special_values, process_fingerprint, tensor_of
 
@@ -35,7 +35,7 @@ def test_exact_audit_accepts_identical_bits_and_names_the_first_difference():
 
 
 def test_exact_audit_of_large_outputs_uses_checksums(monkeypatch):
-    monkeypatch.setattr(verify, "DIGEST_MAX_BYTES", 0)
+    monkeypatch.setattr(transport, "DIGEST_MAX_BYTES", 0)
     ref = torch.randn(64, 33)
     d = digest(ref.clone(), "exact")
     assert "checksum" in d and "bytes" not in d
@@ -139,3 +139,34 @@ def test_source_screen_flags_frames_heap_and_harness_access_by_line():
     for path in [*sorted((ROOT / "specs").rglob("*.py")), ROOT / "examples" / "load_inline_conv_relu_maxpool.py",
                  *sorted((ROOT / "tests" / "adversarial" / "cpu" / "honest").glob("*.py"))]:
         assert screen_source(path.read_text()) == [], path
+
+
+def test_the_parent_imports_no_torch_and_only_the_verify_modules_it_needs():
+    """The parent plans and audits without torch at import (issue 12 item 5): the engine, every
+    stage and the audit import only kernelsynth.verify's failures and transport modules."""
+    import subprocess
+    import sys
+
+    code = ("import sys, kernelsynth.engine, kernelsynth.stages.exploration, kernelsynth.stages.selection, "
+            "kernelsynth.stages.synthesis, kernelsynth.audit\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch' or m.startswith('kernelsynth.verify')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['kernelsynth.verify', 'kernelsynth.verify.failures', 'kernelsynth.verify.transport']"
+
+
+def test_a_rebound_name_in_any_verify_module_is_tampering():
+    """Each module of kernelsynth.verify holds the names it calls; rebinding one there (not only
+    on the package) is caught by the guard."""
+    import pytest
+
+    from kernelsynth.verify import TamperingError, check_integrity, integrity_snapshot, protocol
+
+    before = integrity_snapshot()
+    original = protocol.compare
+    protocol.compare = lambda *a, **k: {"max_abs_err": 0.0, "max_rel_err": 0.0}
+    try:
+        with pytest.raises(TamperingError, match=r"kernelsynth\.verify\.protocol\.compare"):
+            check_integrity(before)
+    finally:
+        protocol.compare = original
+    check_integrity(before)

@@ -5,15 +5,16 @@ import torch
 
 from conftest import FIXTURES, FLIP2D
 from kernelsynth.loading import import_file
-from kernelsynth.verify import PoisonEmpty, VerificationFailure, compare, shares_storage, verify
+from kernelsynth.verify import PoisonEmpty, VerificationFailure, VerifyPolicy, compare, shares_storage, verify
 
 REF = import_file(FLIP2D / "reference.py")
 SHAPES = [{"M": 1, "N": 1}, {"M": 3, "N": 130}, {"M": 67, "N": 1}, {"M": 5, "N": 33}]
 
 
 def run_verify(model, dtype=torch.float32, shapes=SHAPES, trials=2):
-    return verify(model, REF.Model(), REF.get_inputs, shapes, dtype, torch.device("cpu"), trials=trials,
-                  seed=0, comparison="exact", tol=None)
+    return verify(model, REF.Model(), REF.get_inputs, shapes,
+                  VerifyPolicy(dtype=dtype, device=torch.device("cpu"), seed=0, comparison="exact", tol=None),
+                  trials=trials)
 
 
 @pytest.mark.parametrize("kernel", ["v0_two_pass", "v1_single_pass", "v2_packed_words"])
@@ -171,15 +172,16 @@ class _SpoilsEarlierOutputs(torch.nn.Module):
 
 def test_thread_left_running_is_rejected():
     with pytest.raises(VerificationFailure, match=r"thread\(s\) started by the candidate still running"):
-        verify(_LateWriter(), REF.Model(), REF.get_inputs, [{"M": 3, "N": 5}], torch.float32, torch.device("cpu"),
-               trials=1, seed=0, comparison="exact", tol=None, threads_before=thread_ids())
+        verify(_LateWriter(), REF.Model(), REF.get_inputs, [{"M": 3, "N": 5}],
+               VerifyPolicy(dtype=torch.float32, device=torch.device("cpu"), seed=0, comparison="exact", tol=None,
+                            threads_before=thread_ids()), trials=1)
 
 
 def test_output_changed_after_its_checks_is_rejected_at_the_end():
     with pytest.raises(VerificationFailure, match=r"shape 3x5, trial 1: the output changed after it was checked"):
         verify(_SpoilsEarlierOutputs(), REF.Model(), REF.get_inputs, [{"M": 3, "N": 5}, {"M": 4, "N": 6}],
-               torch.float32, torch.device("cpu"), trials=2, seed=0, comparison="exact", tol=None,
-               determinism=False)
+               VerifyPolicy(dtype=torch.float32, device=torch.device("cpu"), seed=0, comparison="exact", tol=None),
+               trials=2, determinism=False)
 
 
 class _Jitter(torch.nn.Module):
@@ -195,8 +197,9 @@ class _Jitter(torch.nn.Module):
 
 
 def _verify_softmax(model, **kw):
-    return verify(model, SOFTMAX_REF.Model(), SOFTMAX_REF.get_inputs, [{"M": 3, "N": 50}], torch.float32,
-                  torch.device("cpu"), trials=1, seed=0, comparison="allclose", tol={"atol": 1e-5, "rtol": 1e-5}, **kw)
+    return verify(model, SOFTMAX_REF.Model(), SOFTMAX_REF.get_inputs, [{"M": 3, "N": 50}],
+                  VerifyPolicy(dtype=torch.float32, device=torch.device("cpu"), seed=0, comparison="allclose",
+                               tol={"atol": 1e-5, "rtol": 1e-5}, **kw), trials=1)
 
 
 def test_determinism_is_bitwise_unless_the_spec_declares_a_bound():

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from .. import __version__
+from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec
@@ -208,8 +209,6 @@ class Exploration:
     def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
                   references: Optional[Dict[str, Dict[str, Any]]] = None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        from ..audit import audit_problem  # imports torch (CPU only): only runs with jobs to do pay for it
 
         counts = {"accepted": 0, "rejected": 0}
         todo = self._screen(todo, store, counts)

@@ -1,0 +1,150 @@
+"""Output comparison (VERIFICATION.md rules 3-7, 9, 10): type, shape, dtype, device, layout and
+values against the reference; inputs untouched; no storage shared with an input or an earlier
+output; two outputs of one input agree. Used in a worker and by the parent's independent check
+(CPU tensors there)."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence
+
+import torch
+
+from .failures import VerificationFailure
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """A view of ``t``'s bits as integers, so NaN payloads and -0.0 compare exactly."""
+    if t.dtype.is_floating_point:
+        return t.view({8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[t.element_size()])
+    return t
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True if the byte ranges of the two tensors' storages overlap."""
+    if a.device != b.device or a.numel() == 0 or b.numel() == 0:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    a0, b0 = sa.data_ptr(), sb.data_ptr()
+    return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes()
+
+
+def describe_mismatch(out: torch.Tensor, ref: torch.Tensor, bad: torch.Tensor) -> str:
+    n_bad = int(bad.sum())
+    idx = tuple(int(i) for i in bad.nonzero()[0])
+    return (f"{n_bad} of {bad.numel()} elements differ; first at {idx}: "
+            f"got {out[idx].item()!r}, expected {ref[idx].item()!r}")
+
+
+def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
+    """Why ``out``'s memory layout is not the reference's, or None.
+
+    A contiguous reference output requires a contiguous output; otherwise the strides must be
+    the reference's. Dimensions of size 1 are ignored (their stride is never used). A
+    column-major or strided output with the right values breaks every caller that reads the
+    storage (``.data_ptr()``, a next kernel, ``.view``), so it is a wrong output.
+    """
+    if ref.is_contiguous():
+        if out.is_contiguous():
+            return None
+        return (f"output strides {tuple(out.stride())} are not contiguous; the reference's are "
+                f"{tuple(ref.stride())} (layout rule)")
+    same = all(so == sr for so, sr, n in zip(out.stride(), ref.stride(), ref.shape) if n > 1)
+    return None if same else (f"output strides {tuple(out.stride())}, expected the reference's "
+                              f"{tuple(ref.stride())} (layout rule)")
+
+
+def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, float]]) -> Dict[str, float]:
+    """Compare one output with the reference output. Returns ``{"max_abs_err", "max_rel_err"}``
+    (floats; ``max_rel_err`` is the largest absolute error over the largest finite ``|ref|``).
+
+    ``out``: whatever the candidate returned. ``ref``: the reference output, in the output dtype
+    (``exact``) or in float64 (``allclose``). ``tol``: ``{"atol", "rtol"}`` (``allclose`` only).
+    Checks, in order: exact type ``torch.Tensor``, shape, dtype (``exact``), device type,
+    layout (:func:`layout_mismatch`), then the values. Raises VerificationFailure with the reason.
+    """
+    if type(out) is not torch.Tensor:
+        raise VerificationFailure(f"output is {type(out).__module__}.{type(out).__qualname__}, "
+                                  "expected exactly torch.Tensor")
+    if out.shape != ref.shape:
+        raise VerificationFailure(f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
+    expected_dtype = ref.dtype if comparison == "exact" else out.dtype
+    if comparison == "exact" and out.dtype != expected_dtype:
+        raise VerificationFailure(f"output dtype {out.dtype}, expected {expected_dtype}")
+    if out.device.type != ref.device.type:
+        raise VerificationFailure(f"output on {out.device}, expected {ref.device}")
+    layout = layout_mismatch(out, ref)
+    if layout:
+        raise VerificationFailure(layout)
+    if comparison == "exact":
+        bad = _bits(out.contiguous()) != _bits(ref.contiguous())
+        if bool(bad.any()):
+            raise VerificationFailure("not bit-exact: " + describe_mismatch(out, ref, bad))
+        return {"max_abs_err": 0.0, "max_rel_err": 0.0}
+    o, r = out.double(), ref.double()
+    nan_o, nan_r = torch.isnan(o), torch.isnan(r)
+    if bool((nan_o != nan_r).any()):
+        raise VerificationFailure("NaN where the reference has none (or the reverse): "
+                                  + describe_mismatch(o, r, nan_o != nan_r))
+    inf_bad = torch.isinf(o) != torch.isinf(r)
+    if bool(inf_bad.any()):
+        raise VerificationFailure("Inf where the reference has none (or the reverse): " + describe_mismatch(o, r, inf_bad))
+    finite = torch.isfinite(r)
+    o, r = torch.where(finite, o, 0.0), torch.where(finite, r, 0.0)
+    err = (o - r).abs()
+    bad = err > tol["atol"] + tol["rtol"] * r.abs()
+    if bool(bad.any()):
+        raise VerificationFailure(f"outside atol={tol['atol']}, rtol={tol['rtol']}: " + describe_mismatch(o, r, bad))
+    scale = float(r.abs().max()) if r.numel() else 0.0
+    max_abs = float(err.max()) if err.numel() else 0.0
+    return {"max_abs_err": max_abs, "max_rel_err": max_abs / scale if scale > 0 else max_abs}
+
+
+def run_reference(ref_model: torch.nn.Module, inputs: Sequence[torch.Tensor], comparison: str,
+                  dtype: torch.dtype) -> torch.Tensor:
+    """The reference output on clones of ``inputs``: in the inputs' dtype for ``exact``, in float64
+    (floats upcast) for ``allclose``."""
+    with torch.no_grad():
+        if comparison == "allclose":
+            args = [x.double() if x.is_floating_point() else x.clone() for x in inputs]
+            return ref_model.double()(*args)
+        return ref_model(*[x.clone() for x in inputs])
+
+
+def outputs_agree(a: torch.Tensor, b: torch.Tensor, bound: Optional[Dict[str, float]]) -> bool:
+    """True if two outputs of the same input agree: same type, shape and bits (``bound`` None), or
+    NaN/Inf at the same places and ``|a - b| <= atol + rtol * |b|`` elsewhere (``bound`` given)."""
+    if type(a) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if bound is None or not a.dtype.is_floating_point:
+        return bool((_bits(a.contiguous()) == _bits(b.contiguous())).all())
+    x, y = a.double(), b.double()
+    inf = torch.isinf(y)
+    if bool((torch.isnan(x) != torch.isnan(y)).any()) or bool((torch.isinf(x) != inf).any()) \
+            or bool((x[inf] != y[inf]).any()):  # Inf of the same sign
+        return False
+    fin = torch.isfinite(y)
+    x, y = torch.where(fin, x, 0.0), torch.where(fin, y, 0.0)
+    return bool(((x - y).abs() <= bound["atol"] + bound["rtol"] * y.abs()).all())
+
+
+def check_inputs_untouched(inputs, pristine, out) -> None:
+    """Inputs bitwise unchanged, and the output not aliasing any of them."""
+    for i, (x, p) in enumerate(zip(inputs, pristine)):
+        if not isinstance(x, torch.Tensor):
+            continue
+        if x.shape != p.shape or bool((_bits(x) != _bits(p)).any()):
+            raise VerificationFailure(f"input {i} was modified by the candidate")
+        if isinstance(out, torch.Tensor) and shares_storage(out, x):
+            raise VerificationFailure(f"output shares storage with input {i}")
+
+
+def check_earlier_output(earlier, out) -> None:
+    """Raise VerificationFailure when an earlier call's output (``earlier``: the tensor and a
+    snapshot of its bits) changed or shares storage with ``out``: an output buffer reused across calls."""
+    if earlier is None:
+        return
+    prev, snapshot = earlier
+    if (type(out) is torch.Tensor and shares_storage(out, prev)) or \
+            not bool(torch._C.TensorBase.all(_bits(prev.contiguous()) == _bits(snapshot.contiguous()))):
+        raise VerificationFailure("an earlier output changed or shares storage with a later one (one output "
+                                  "buffer reused across calls): outputs must be fresh tensors")

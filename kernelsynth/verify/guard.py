@@ -1,0 +1,132 @@
+"""The integrity guard, the process fingerprint and the thread check (VERIFICATION.md rules 11,
+13 and 19). Runs in a worker."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import threading
+from typing import Dict
+
+import torch
+
+from .failures import TamperingError, VerificationFailure
+
+#: Namespaces whose callables a candidate must not replace: the reference and the harness use them.
+#: ``torch.cuda.Event`` is a class: its methods (``elapsed_time``, ``record``) are what do_bench's
+#: timer calls. ``time`` serves the host-synced timing; ``os``/``posix``/``signal`` hold the signal
+#: guard of :mod:`kernelsynth.sandbox`. ``kernelsynth.verify`` is the package the harness imports
+#: from; its modules are guarded one by one (each holds the names it calls).
+GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda",
+           "torch.cuda.Event",
+           "torch.testing",
+           "triton.testing", "kernelsynth.verify", "kernelsynth.verify.failures", "kernelsynth.verify.guard",
+           "kernelsynth.verify.poison", "kernelsynth.verify.inputs", "kernelsynth.verify.comparison",
+           "kernelsynth.verify.transport", "kernelsynth.verify.census", "kernelsynth.verify.protocol",
+           "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
+           "builtins", "time", "os", "posix", "signal")
+
+
+def _namespace(name: str):
+    if name == "torch.Tensor":
+        return torch.Tensor
+    if name == "torch._C.TensorBase":  # torch.Tensor's C base: a new attribute on Tensor shadows it
+        return torch._C.TensorBase
+    if name == "torch.cuda.Event":
+        return torch.cuda.Event
+    if name == "torch.nn.Module":  # __call__ runs the reference: a patched one could answer for it
+        return torch.nn.Module
+    if name in _EXTRA_GUARDED:
+        return _EXTRA_GUARDED[name]
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+#: Namespaces guarded for the current job besides GUARDED (the task's reference module and its
+#: ``Model`` class: a candidate that rebinds ``get_inputs`` or ``Model.forward`` changes the test).
+_EXTRA_GUARDED: Dict[str, object] = {}
+
+
+def guard_also(**namespaces) -> None:
+    """Guard these modules or classes too (``name=object``), replacing the previous extras; call
+    before :func:`integrity_snapshot`."""
+    _EXTRA_GUARDED.clear()
+    _EXTRA_GUARDED.update(namespaces)
+
+
+def integrity_snapshot() -> Dict[str, int]:
+    """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED`
+    namespaces and those given to :func:`guard_also`."""
+    snap = {}
+    for name in GUARDED + tuple(_EXTRA_GUARDED):
+        ns = _namespace(name)
+        if ns is None:
+            continue
+        for attr, val in list(vars(ns).items()):
+            if callable(val) or inspect.ismodule(val):  # flags and counters may change legitimately
+                snap[f"{name}.{attr}"] = id(val)
+    return snap
+
+
+#: Guarded classes: there, an attribute that appears is as bad as one that is replaced.
+_CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event")
+
+
+def _dynamo_generation_tag(key: str, before_id: int) -> bool:
+    """True when ``torch.nn.Module.__init__``/``__setstate__`` was replaced by torch.compile's own
+    wrapper (``torch._dynamo.mutation_guard.install_generation_tagging_init``, installed at a
+    candidate's first compile) around the original: a candidate using torch.compile is not tampering."""
+    if key not in ("torch.nn.Module.__init__", "torch.nn.Module.__setstate__"):
+        return False
+    guard = sys.modules.get("torch._dynamo.mutation_guard")
+    fn = vars(torch.nn.Module).get(key.rsplit(".", 1)[1])
+    if guard is None or not hasattr(fn, "__code__") or not fn.__closure__:
+        return False
+    own_code = fn.__code__ in guard.install_generation_tagging_init.__code__.co_consts
+    return own_code and any(id(c.cell_contents) == before_id for c in fn.__closure__)
+
+
+def check_integrity(before: Dict[str, int]) -> None:
+    """Raise TamperingError naming what changed since ``before`` (replaced or deleted attributes)."""
+    now = integrity_snapshot()
+    changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v))
+    # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
+    changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in _CLASS_NAMESPACES)
+    if changed:
+        raise TamperingError(f"the candidate replaced {', '.join(changed[:8])}"
+                             + (f" and {len(changed) - 8} more" if len(changed) > 8 else ""))
+
+
+def process_fingerprint() -> tuple:
+    """Process-wide state a candidate can change without replacing a guarded function, and that
+    would change how the next job in the same worker behaves: dispatch and function mode stacks,
+    kernels registered with torch.library (an ``aten::flip`` override), global module hooks, the
+    ``torch`` entry of ``sys.modules`` and the import hooks. Compared before and after a job;
+    a difference gets the next job a fresh worker (kernelsynth/workers.py)."""
+    import torch.library
+    import torch.nn.modules.module as mm
+
+    hooks = tuple(len(v) for k, v in sorted(vars(mm).items()) if k.startswith("_global_") and isinstance(v, dict))
+    return (torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack(),
+            len(getattr(torch.library, "_impls", ())), hooks, id(sys.modules.get("torch")),
+            tuple(id(f) for f in sys.meta_path), len(sys.modules.get("builtins").__dict__))
+
+
+def thread_ids() -> frozenset:
+    """Idents of every live Python thread (``sys._current_frames``: threads started with
+    ``threading`` or ``_thread`` alike). Native threads a C extension starts are not seen."""
+    return frozenset(sys._current_frames())
+
+
+def check_no_new_threads(before: frozenset) -> None:
+    """Raise VerificationFailure when a Python thread not in ``before`` is still alive: work the
+    candidate left running could change its output after the checks, or hide work from the timer."""
+    new = thread_ids() - before
+    if new:
+        names = {t.ident: t.name for t in threading.enumerate()}
+        raise VerificationFailure(f"{len(new)} thread(s) started by the candidate still running after the call "
+                                  f"({', '.join(sorted(names.get(i, str(i)) for i in new))}): background work "
+                                  "is not allowed")

@@ -1,0 +1,73 @@
+"""Memory poisoning (VERIFICATION.md rule 2): the candidate is called with the allocator's free
+memory and every uninitialised allocation filled with a sentinel, so an element the kernel never
+writes cannot look right. Runs in a worker."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Optional, Sequence
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .guard import check_no_new_threads
+
+#: aten operators that return uninitialised memory. Every route to them -- ``torch.empty*``,
+#: ``Tensor.new_empty``, the legacy ``torch.Tensor(3, 4)`` / ``x.new(3, 4)`` / ``torch.FloatTensor``
+#: constructors -- passes the dispatcher, where :class:`PoisonEmpty` sees it.
+_EMPTY_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
+
+
+def poison_value(dtype: torch.dtype):
+    """The sentinel written into memory the candidate allocates: NaN for floats, a rare int."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return float("nan")
+    if dtype == torch.bool:
+        return True
+    return torch.iinfo(dtype).min + 7
+
+
+class PoisonEmpty(TorchDispatchMode):
+    """Fill every tensor made by an allocation that returns uninitialised memory (:data:`_EMPTY_OPS`:
+    ``torch.empty*``, ``new_empty``, the legacy ``torch.Tensor(m, n)``/``x.new(m, n)``
+    constructors) and the grown part of a ``resize_`` with :func:`poison_value`, so an element
+    the kernel never writes cannot look right (on the CPU, freed memory is often handed back
+    with the previous answer still in it)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        before = args[0].numel() if name == "resize_" and isinstance(args[0], torch.Tensor) else None
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor) and out.numel():
+            if name in _EMPTY_OPS:
+                out.fill_(poison_value(out.dtype))
+            elif before is not None and out.numel() > before and out.is_contiguous():
+                out.view(-1)[before:].fill_(poison_value(out.dtype))
+        return out
+
+
+def poison_allocator(nbytes: int, device: torch.device) -> None:
+    """Fill ``nbytes`` of the CUDA caching allocator's free memory with 0xFF (NaN in every float
+    dtype) and release it, so recycled blocks hold garbage rather than an earlier answer."""
+    if device.type != "cuda" or nbytes <= 0:
+        return
+    block = torch.empty(int(nbytes), dtype=torch.uint8, device=device)
+    block.fill_(0xFF)
+    del block
+
+
+def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device,
+                  poison_empty: bool = True, threads_before: Optional[frozenset] = None):
+    """Call the candidate with allocator poisoning and (``poison_empty``) :class:`PoisonEmpty`;
+    synchronises the device. Baselines run without the mode (torch.compile traces it).
+    With ``threads_before``, a thread started by the candidate and still alive fails it
+    (:func:`kernelsynth.verify.guard.check_no_new_threads`)."""
+    nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+    poison_allocator(2 * nbytes, device)
+    with torch.no_grad(), (PoisonEmpty() if poison_empty else contextlib.nullcontext()):
+        out = candidate(*inputs)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    if threads_before is not None:
+        check_no_new_threads(threads_before)
+    return out

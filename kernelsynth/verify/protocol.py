@@ -1,0 +1,178 @@
+"""The trial driver (VERIFICATION.md rules 1-12): every shape x trial, in order, under one
+:class:`VerifyPolicy`. Runs in a worker."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import torch
+
+from .comparison import (_bits, check_earlier_output, check_inputs_untouched, compare, outputs_agree,
+                         run_reference)
+from .failures import VerificationFailure
+from .guard import check_integrity, check_no_new_threads, thread_ids
+from .inputs import shape_label, trial_inputs
+from .poison import call_poisoned
+from .transport import audit_key, digest
+
+
+@dataclass(frozen=True)
+class VerifyPolicy:
+    """How one job's candidate is verified: where, from which seed, and by which rules.
+
+    ``dtype``/``device``: the job's. ``seed``: the run seed the trial inputs derive from.
+    ``comparison``: ``"exact"`` or ``"allclose"``; ``tol``: ``{"atol", "rtol"}`` (``allclose``).
+    ``determinism_tol``: the spec's bound for repeat calls (None: bitwise). ``poison_empty``:
+    fill uninitialised allocations (off for trusted baselines: torch.compile traces the mode).
+    ``check_threads``: fail a candidate whose thread outlives a call (off for trusted baselines:
+    torch.compile keeps worker threads); ``threads_before``: :func:`~kernelsynth.verify.guard.thread_ids`
+    taken before the candidate was imported (None: at the start of each :func:`verify`).
+    ``guard``: an :func:`~kernelsynth.verify.guard.integrity_snapshot` taken before the import,
+    checked after every trial (TamperingError). ``audit``: a dict that receives
+    ``{audit_key(group, shape index, trial): digest(output)}`` for every trial, taken right after
+    the call (:mod:`kernelsynth.audit`); None: nothing is recorded. ``settle_s``: seconds of the
+    pause before the last trial of every shape is compared again (work that lands after the checks).
+    """
+
+    dtype: torch.dtype
+    device: torch.device
+    seed: int
+    comparison: str
+    tol: Optional[Dict[str, float]] = None
+    determinism_tol: Optional[Dict[str, float]] = None
+    poison_empty: bool = True
+    check_threads: bool = True
+    guard: Optional[Dict[str, int]] = None
+    threads_before: Optional[frozenset] = None
+    audit: Optional[Dict[str, Any]] = None
+    settle_s: float = 0.05
+
+
+@dataclass
+class VerificationReport:
+    trials: int = 0
+    shapes: List[str] = field(default_factory=list)
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+
+
+def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
+           shapes: Sequence[Dict[str, int]], policy: VerifyPolicy, *, trials: int, determinism: bool = True,
+           special_values: bool = False, models_for: Optional[Callable] = None,
+           group: str = "listed") -> VerificationReport:
+    """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
+    with the shape and trial named; returns the report when everything passed.
+
+    ``shapes``: dicts of named dims, passed to ``get_inputs(shape, dtype, device, generator)``.
+    ``special_values``: trial 1 of each shape gets NaN, +-Inf, -0.0 and huge values (floats) or
+    the dtype's extremes (ints) planted in its inputs. ``determinism``: check repeat calls on the
+    first trial of each shape (:func:`check_repeat_and_fresh`).
+    ``models_for(shape) -> (candidate, ref_model)``: models built for each shape (tasks whose
+    parameters depend on the shape); replaces ``candidate`` and ``ref_model`` when given.
+    ``group``: the first part of the audit keys (``listed``, ``derived``, ``timing``)."""
+    report = VerificationReport()
+    threads_before = None
+    if policy.check_threads:
+        threads_before = policy.threads_before if policy.threads_before is not None else thread_ids()
+    retained = []  # (where, output, reference) of each shape's last trial, compared again at the end
+    comparison, tol, device = policy.comparison, policy.tol, policy.device
+    for si, shape in enumerate(shapes):
+        if models_for is not None:
+            candidate, ref_model = models_for(shape)
+        label = shape_label(shape)
+        report.shapes.append(label)
+        earlier = None  # (output, snapshot of its bits) of this shape's previous trial
+        for t in range(trials):
+            inputs, gen = trial_inputs(get_inputs, shape, si, t, policy.seed, policy.dtype, device, special_values)
+            pristine = [x.clone() for x in inputs]
+            where = f"shape {label}, trial {t}"
+            try:
+                out = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before)
+                if policy.audit is not None:  # every trial, for the independent check (kernelsynth/audit.py)
+                    policy.audit[audit_key(group, si, t)] = digest(out, comparison)
+                check_earlier_output(earlier, out)
+                check_inputs_untouched(inputs, pristine, out)
+                ref = run_reference(ref_model, pristine, comparison, policy.dtype)
+                errs = compare(out, ref, comparison, tol)
+                if determinism and t == 0:
+                    latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
+                                                    policy, threads_before)
+                else:
+                    latest = out
+                if t == trials - 1:
+                    retained.append((where, out, ref))
+                elif type(latest) is torch.Tensor:
+                    earlier = (latest, latest.detach().clone())
+            except VerificationFailure as e:
+                raise VerificationFailure(f"{where}: {e}") from None
+            if policy.guard is not None:
+                check_integrity(policy.guard)
+            report.trials += 1
+            report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
+            report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
+    recheck_after_settling(retained, comparison, tol, device, threads_before, policy.settle_s)
+    return report
+
+
+def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
+    """Pause ``settle_s``, synchronise, and compare every retained output with its reference again:
+    an output changed by work that landed after its checks (a thread, a stream, a delayed copy)
+    fails. Also fails when a thread the candidate started is still alive."""
+    if not retained:
+        return
+    time.sleep(settle_s)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    if threads_before is not None:
+        check_no_new_threads(threads_before)
+    for where, out, ref in retained:
+        try:
+            compare(out, ref, comparison, tol)
+        except VerificationFailure as e:
+            raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
+                                      f"after the call returned): {e}") from None
+
+
+def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
+                           policy: VerifyPolicy, threads_before: Optional[frozenset] = None):
+    """Determinism and staleness on one shape. Returns the last output it got (the next trial's
+    output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
+
+    ``pristine``: untouched copies of the trial's inputs; ``out``/``ref``: the trial's output and
+    reference output; ``gen``: the trial's generator (draws the fresh values); ``threads_before``:
+    the thread snapshot :func:`verify` checks against (None: no thread check).
+
+    1. A second call on a copy of the same input must give the bits of the first output (a
+       snapshot of it, so a candidate that reuses one output buffer cannot agree with itself),
+       or agree within ``policy.determinism_tol`` when the spec declares one, and must still match
+       the reference.
+    2. The same input tensor, overwritten in place with fresh values, called again: the output
+       must follow (no answers cached per tensor object or data pointer).
+    """
+    comparison, tol, device, bound = policy.comparison, policy.tol, policy.device, policy.determinism_tol
+    first = out.detach().clone()
+    again = call_poisoned(candidate, [x.clone() for x in pristine], device, policy.poison_empty, threads_before)
+    if not outputs_agree(again, first, bound):
+        described = "bitwise" if bound is None else f"within atol={bound['atol']}, rtol={bound['rtol']}"
+        raise VerificationFailure(f"not deterministic ({described}): a second call on the same input gave a "
+                                  "different output")
+    compare(again, ref, comparison, tol)
+    if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
+        raise VerificationFailure("the first output changed after it was returned (a later call or "
+                                  "background work wrote into it)")
+    inputs = [x.clone() for x in pristine]
+    call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before)
+    fresh = list(get_inputs(shape, policy.dtype, device, gen))
+    for x, f in zip(inputs, fresh):
+        if isinstance(x, torch.Tensor):
+            x.copy_(f)
+    refreshed = [x.clone() for x in inputs]
+    out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before)
+    try:
+        compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype), comparison, tol)
+    except VerificationFailure as e:
+        raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
+    check_earlier_output((out, first), out2)
+    return out2

@@ -1,0 +1,69 @@
+"""Output transport to the parent (VERIFICATION.md rule 18): what the worker sends of each
+audited output (:func:`digest`), how the parent reads it back (:func:`tensor_of`), and the key
+that names the trial (:func:`audit_key`). Importing this module does not import torch (the
+parent plans audits without it); the functions that handle tensors import it when called."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+#: Outputs up to this many bytes travel to the parent whole; larger ones as a checksum (exact only).
+DIGEST_MAX_BYTES = 256 * 2**20
+_PRIME = 2147483647  # 2^31 - 1
+
+
+def audit_key(group: str, si: int, t: int) -> str:
+    """The name of one audited trial: ``"<group>:<shape index>:<trial>"`` (``"listed:0:4"``)."""
+    return f"{group}:{si}:{t}"
+
+
+def parse_audit_key(key: str) -> Tuple[str, int, int]:
+    """``"listed:0:4"`` -> ``("listed", 0, 4)``: the inverse of :func:`audit_key`."""
+    group, si, t = key.split(":")
+    return group, int(si), int(t)
+
+
+def _checksum(t) -> List[int]:
+    """Two position-weighted sums of the bits of ``t`` modulo 2^31-1 (weights from a
+    multiplicative hash of the flat index): equal for identical bits, equal for different bits
+    with probability about 2^-62. Chunked, so the temporaries stay small."""
+    import torch
+
+    from .comparison import _bits
+
+    flat = _bits(t.contiguous()).reshape(-1)
+    sums = [0, 0]
+    step = 1 << 24
+    for start in range(0, flat.numel(), step):
+        x = torch.remainder(flat[start:start + step].to(torch.int64), _PRIME)
+        idx = torch.arange(start, start + x.numel(), device=x.device, dtype=torch.int64)
+        for k, mult in enumerate((2654435761, 40503)):
+            w = torch.remainder(idx * mult + k + 1, _PRIME) + 1
+            sums[k] = (sums[k] + int(torch.remainder(x * w, _PRIME).sum())) % _PRIME
+    return sums
+
+
+def digest(out, comparison: str) -> Dict[str, Any]:
+    """What the independent check needs of one output, on the host: ``{"type": name}`` when it
+    is not exactly a torch.Tensor; else shape and dtype, and the tensor's bytes (C order, read back
+    with :func:`tensor_of`) or, for ``exact`` outputs above :data:`DIGEST_MAX_BYTES`, :func:`_checksum`."""
+    import torch
+
+    if type(out) is not torch.Tensor:
+        return {"type": f"{type(out).__module__}.{type(out).__qualname__}"}
+    d: Dict[str, Any] = {"type": "torch.Tensor", "shape": list(out.shape), "dtype": str(out.dtype)}
+    if comparison == "exact" and out.numel() * out.element_size() > DIGEST_MAX_BYTES:
+        d["checksum"] = _checksum(out.detach())
+    else:  # raw bytes, not a tensor: torch's pickling of CPU tensors between processes goes through
+        # shared memory that dies with the sending worker (which may exit right after sending)
+        d["bytes"] = out.detach().to("cpu", copy=True).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+    return d
+
+
+def tensor_of(d: Dict[str, Any]):
+    """The CPU ``torch.Tensor`` a :func:`digest` carries as ``bytes`` (its shape and dtype)."""
+    import torch
+
+    dtype = getattr(torch, d["dtype"].removeprefix("torch."))
+    flat = torch.frombuffer(bytearray(d["bytes"]), dtype=torch.uint8) if d["bytes"] else torch.empty(0, dtype=torch.uint8)
+    return flat.view(dtype).reshape(d["shape"])
