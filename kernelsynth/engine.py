@@ -8,7 +8,6 @@ temporary folder in tests), never read from global state.
 from __future__ import annotations
 
 import json
-import os
 import logging
 import time
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import hardware
+from .paths import cache_dir
 from .errors import SpecError, UserError
 from .spec import TaskSpec, load_spec, resolve_spec_path
 from .store import ObservationStore, atomic_write_bytes
@@ -67,16 +67,15 @@ def build_stages(cfg: DictConfig) -> Dict[str, Any]:
     return stages
 
 
-def cache_dir(configured: Optional[str]) -> Path:
-    """``cache_dir`` from the config, else $KERNELSYNTH_CACHE, else ~/.cache/kernelsynth."""
-    return Path(configured or os.environ.get("KERNELSYNTH_CACHE") or "~/.cache/kernelsynth").expanduser()
-
-
 def load_task(cfg: DictConfig) -> TaskSpec:
+    """The task of the config: ``task.spec`` (a path) when set, else the task folder ``task.name``
+    in the spec roots (kernelsynth/tasks.py, with ``task.search_path``). ``task.tunables`` values
+    that are null (the spec's own values) are no override."""
     t = cfg.task
-    path = resolve_spec_path(t.name, t.spec)
-    return load_spec(path, tunables=OmegaConf.to_container(t.tunables, resolve=True) or None,
-                     dtypes=list(t.dtypes) or None)
+    search_path = [str(p) for p in t.search_path]
+    path = resolve_spec_path(t.name, t.spec, search_path)
+    tunables = {k: v for k, v in (OmegaConf.to_container(t.tunables, resolve=True) or {}).items() if v is not None}
+    return load_spec(path, tunables=tunables or None, dtypes=list(t.dtypes) or None, task_folder=not t.spec)
 
 
 def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:

@@ -254,8 +254,10 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
     """The independent references (kernelsynth/audit.py): for every key of
     :func:`kernelsynth.audit.expected_keys` of an evaluate payload ``p``, the reference output of
     that shape and trial, built from the same seeds as the candidate's worker, as
-    ``{key: {"where": "shape 3x5, trial 4", "digest": digest}}``. Run before any candidate, in a
-    worker that has imported no candidate code."""
+    ``{key: {"where": "shape 3x5, trial 4", "digest": digest}}`` under ``references``, and under
+    ``reference_ops`` the sorted aten operator names one call of the reference dispatches (on
+    the last listed shape). Run before any candidate, in a worker that has imported no candidate
+    code."""
     from .audit import expected_keys
 
     device, dtype = torch.device(p["device"]), _dtype(p["dtype"])
@@ -272,7 +274,12 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
         refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p["comparison"])}
         if p["comparison"] == "allclose":  # the model is float64 now; the next shape may share it
             models.pop(repr(init))
-    return {"references": refs}
+    # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
+    shape = p["verify_shapes"][-1]
+    init = init_inputs(ref_mod, shape)
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "aten-ops"))
+    ops = aten_ops_of(_reference(ref_mod, init, device, dtype), ref_mod.get_inputs(shape, dtype, device, gen), device)
+    return {"references": refs, "reference_ops": ops}
 
 
 def _time(model, ref_model, ref_mod, p, policy: VerifyPolicy) -> Dict[str, Any]:

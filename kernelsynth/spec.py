@@ -1,8 +1,14 @@
 """Operator task specs: ``specs/<task>/spec.yaml`` plus a PyTorch reference and kernel files.
 
 A spec is the single source of truth for a task's shapes, dtypes, tolerance, work model,
-candidate ladder and tunables. :func:`load_spec` validates the whole document and raises
-:class:`~kernelsynth.errors.SpecError` naming the file, the field and what was expected.
+candidate ladder and tunables, and says each fact once: ``include:`` brings in shared YAML
+(files named ``_*.yaml``, merged under the spec's own keys), spec-level ``tunables`` and
+``launch`` are every candidate's defaults (a candidate's own keys win), shapes may be named
+(``{M: 4097, N: 1}``) or positional (``[4097, 1]``, in ``dims`` order), and the aten operators
+of the reference are recorded from the reference itself (:func:`merge_reference_ops`; the spec
+lists only extra routes in ``reference_ops``). A task's name is its folder's
+(kernelsynth/tasks.py finds the folders). :func:`load_spec` validates the whole document and
+raises :class:`~kernelsynth.errors.SpecError` naming the file, the field and what was expected.
 The format is documented in README.md ("Adding a task") and references/EXPLORATION.md.
 """
 
@@ -13,15 +19,15 @@ import difflib
 import hashlib
 import itertools
 import operator
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import yaml
 
 from .errors import SpecError
-
-SPECS_DIR = Path(__file__).resolve().parent.parent / "specs"
+from .paths import SPECS_DIR  # noqa: F401 - re-exported: the built-in task folders
 
 #: Bytes per element of every dtype a spec may name (torch's names).
 DTYPE_ITEMSIZE = {
@@ -56,6 +62,22 @@ class CandidateSpec:
         tun = dict(self.tunables) | {k: v for k, v in (override or {}).items() if k in self.tunables}
         keys = sorted(tun)
         return [dict(zip(keys, vals)) for vals in itertools.product(*(tun[k] for k in keys))]
+
+    def interpreter_configs(self, interpret: Dict[str, List[Any]], pinned: Iterable[str], limit: int
+                            ) -> List[Dict[str, Any]]:
+        """The configs run on the Triton interpreter: the spec's ``interpret`` values replace the
+        tunables the user did not pin (``task.tunables``; a pin always wins), and at most ``limit``
+        configs are kept per combination of pinned values, so every pinned value runs."""
+        pinned = set(pinned)
+        configs = self.configs({k: v for k, v in interpret.items() if k not in pinned})
+        seen: Counter = Counter()
+        out = []
+        for cfg in configs:
+            combo = tuple(sorted((k, repr(v)) for k, v in cfg.items() if k in pinned))
+            if seen[combo] < max(1, limit):
+                seen[combo] += 1
+                out.append(cfg)
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,10 @@ class TaskSpec:
     determinism: Optional[Dict[str, float]] = None
     #: Add the harness's fresh ragged shapes and threshold shape (shapes.derived_shapes).
     derived_shapes: bool = True
+    #: the user's ``task.tunables`` overrides, normalised to lists (they win over ``interpret``)
+    pinned: Dict[str, List[Any]] = field(default_factory=dict)
+    #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
+    includes: List[Path] = field(default_factory=list)
 
     @property
     def root(self) -> Path:
@@ -177,10 +203,14 @@ class _Checker:
         return val
 
     def shape(self, val, fld, dims):
+        """A shape, named (``{M: 37, N: 1000}``, every dim once) or positional (``[37, 1000]``)."""
+        if isinstance(val, dict) and set(val) == set(dims):
+            val = [val[d] for d in dims]
         ok = (isinstance(val, list) and len(val) == len(dims)
               and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in val))
         if not ok:
-            self.fail(fld, f"a list of {len(dims)} positive ints ({', '.join(dims)})", val)
+            self.fail(fld, f"a list of {len(dims)} positive ints ({', '.join(dims)}) or a mapping of "
+                      f"each of those dims to one", val)
         return dict(zip(dims, val))
 
 
@@ -188,50 +218,127 @@ def _join(prefix, key):
     return f"{prefix}.{key}" if prefix else str(key)
 
 
-def resolve_spec_path(name: Optional[str], spec: Optional[str]) -> Path:
+def resolve_spec_path(name: Optional[str], spec: Optional[str], search_path: Sequence[str] = ()) -> Path:
     """The spec file for a task: ``spec`` (a YAML path or a folder holding spec.yaml) when given,
-    else ``specs/<name>/spec.yaml``. Raises SpecError when it does not exist."""
-    if spec:
-        p = Path(spec).expanduser().resolve()
-        if p.is_dir():
-            p = p / "spec.yaml"
-    else:
-        p = SPECS_DIR / str(name) / "spec.yaml"
+    else the task folder ``name`` found in the spec roots (kernelsynth/tasks.py; ``search_path``
+    adds roots). Raises SpecError when it does not exist (listing the known tasks)."""
+    if not spec:
+        from .tasks import find_task
+
+        return find_task(str(name), search_path)
+    p = Path(spec).expanduser().resolve()
+    if p.is_dir():
+        p = p / "spec.yaml"
     if not p.is_file():
-        known = sorted(d.name for d in SPECS_DIR.iterdir() if (d / "spec.yaml").is_file()) if SPECS_DIR.is_dir() else []
-        raise SpecError(p, "task.spec" if spec else "task.name",
-                        f"an existing spec file (tasks in specs/: {known})", str(spec or name))
+        from .tasks import discover
+
+        raise SpecError(p, "task.spec", f"an existing spec file (known tasks: {sorted(discover(search_path))})",
+                        str(spec))
     return p
 
 
-def spec_sha256(root: Path) -> str:
-    """SHA-256 over every file of the spec folder (relative path + bytes), in sorted order."""
+#: aten operators any kernel wrapper dispatches (allocation, copies, views): never counted as
+#: the reference's computation when recorded from it (a spec that means them lists them).
+PLUMBING_OPS = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "clone", "copy_",
+    "_to_copy", "contiguous", "detach", "alias", "lift_fresh", "view", "_unsafe_view", "reshape",
+    "as_strided", "expand", "permute", "t", "transpose", "unsqueeze", "squeeze", "select", "slice",
+    "split", "unbind", "resize_", "set_", "size", "stride", "dim", "is_contiguous",
+})
+
+
+def merge_reference_ops(declared: Iterable[str], recorded: Iterable[str]) -> List[str]:
+    """The reference's aten operators: those one call of the reference dispatched (``recorded``,
+    by :func:`kernelsynth.jobs.oracle`; :data:`PLUMBING_OPS` left out) plus the ones the spec
+    ``declared`` (routes a candidate could take that the reference's call does not show, such
+    as ``cudnn_convolution``). Sorted, each once."""
+    return sorted(set(declared) | (set(recorded) - PLUMBING_OPS))
+
+
+def spec_sha256(root: Path, includes: Sequence[Path] = ()) -> str:
+    """SHA-256 over every file of the spec folder (relative path + bytes), in sorted order, then
+    over each included file outside it (name + bytes), in include order."""
     h = hashlib.sha256()
     for f in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
+    for f in includes:
+        if root not in f.parents:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
     return h.hexdigest()
 
 
-def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
-              dtypes: Optional[List[str]] = None) -> TaskSpec:
-    """Load and validate a spec file.
+def _deep_merge(base: Dict[str, Any], top: Dict[str, Any]) -> Dict[str, Any]:
+    """``top`` over ``base``: mappings merge key by key, anything else (lists too) is replaced."""
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
-    ``tunables`` overrides the candidates' search space per name (scalar: pin one value; list:
-    replace the values); ``dtypes`` restricts the spec's dtypes. Raises SpecError on any
-    missing field, wrong type, unknown key, missing file or unknown dtype.
-    """
-    path = Path(path).resolve()
+
+def read_spec_document(path: Path, _chain: Tuple[Path, ...] = ()) -> Tuple[Dict[str, Any], List[Path]]:
+    """The YAML document of ``path`` with its ``include:`` files merged under it, and the
+    included files (depth first). ``include`` is a file name or a list of them, each looked up
+    beside the including file, then in the spec root above it (shared files of a root), then in
+    the built-in specs/ (so a copied task folder keeps working); each must be named ``_*.yaml``
+    (meant only for inclusion) and may include others.
+    Raises SpecError naming the file for invalid YAML, a missing or misnamed include, or a cycle."""
     c = _Checker(path)
     try:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise SpecError(path, "<document>", "valid YAML", str(e).splitlines()[0]) from None
-    c.keys(doc, "", required=("name", "reference", "dims", "shapes", "dtypes", "work", "candidates"),
-           optional=("category", "summary", "comparison", "tolerance", "question", "why", "baselines", "interpret",
-                     "reference_ops", "interface", "precision", "determinism"))
+    if not isinstance(doc, dict):
+        c.fail("<document>", "a mapping", doc)
+    inc = doc.pop("include", None)
+    if inc is None:
+        return doc, []
+    names = [inc] if isinstance(inc, str) else inc
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        c.fail("include", "a file name or a list of file names (relative to this file)", inc)
+    merged: Dict[str, Any] = {}
+    files: List[Path] = []
+    for i, n in enumerate(names):
+        fld = "include" if isinstance(inc, str) else f"include[{i}]"
+        if not Path(n).name.startswith("_") or Path(n).suffix not in (".yaml", ".yml"):
+            c.fail(fld, "a file meant only for inclusion, named _<name>.yaml", n)
+        where = [path.parent, path.parent.parent, SPECS_DIR]
+        f = next(((d / n).resolve() for d in where if (d / n).is_file()), None)
+        if f is None:
+            c.fail(fld, "an existing YAML file beside this file, in the spec root above it or in the built-in "
+                   f"specs/ ({', '.join(str(d) for d in where)})", n)
+        if f == path or f in _chain:
+            c.fail(fld, "no include cycle", " -> ".join(str(p) for p in (*_chain, path, f)))
+        sub, subfiles = read_spec_document(f, (*_chain, path))
+        merged = _deep_merge(merged, sub)
+        files += [f] + subfiles
+    return _deep_merge(merged, doc), files
+
+
+def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
+              dtypes: Optional[List[str]] = None, task_folder: bool = False) -> TaskSpec:
+    """Load and validate a spec file.
+
+    ``tunables`` overrides the candidates' search space per name (scalar: pin one value; list:
+    replace the values; the pins win over the spec's ``interpret`` values too); ``dtypes``
+    restricts the spec's dtypes. ``task_folder``: the file is a discovered task's
+    ``<task>/spec.yaml``, so its name is the folder's and a different ``name:`` is an error;
+    otherwise (a spec given by path) ``name:`` may differ and defaults to the folder's name.
+    Raises SpecError on any missing field, wrong type, unknown key, missing file or unknown dtype.
+    """
+    path = Path(path).resolve()
+    c = _Checker(path)
+    doc, includes = read_spec_document(path)
+    c.keys(doc, "", required=("reference", "dims", "shapes", "dtypes", "work", "candidates"),
+           optional=("name", "category", "summary", "comparison", "tolerance", "question", "why", "baselines",
+                     "interpret", "reference_ops", "interface", "precision", "determinism", "tunables", "launch"))
     root = path.parent
-    name = c.string(doc, "", "name")
+    name = c.string(doc, "", "name") if "name" in doc else root.name
+    if task_folder and name != root.name:
+        c.fail("name", f"the folder's name '{root.name}' (a task's name is its folder's: {root}; leave "
+               "name out)", name)
     reference = root / c.string(doc, "", "reference")
     if not reference.is_file():
         c.fail("reference", "a Python file beside the spec", doc["reference"])
@@ -306,11 +413,27 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     cands = doc["candidates"]
     if not isinstance(cands, list) or not cands:
         c.fail("candidates", "a non-empty list of candidates", cands)
+    default_tun = doc.get("tunables") or {}
+    if not isinstance(default_tun, dict):
+        c.fail("tunables", "a mapping name -> list of values (every candidate's, unless it overrides)", default_tun)
+    default_launch = doc.get("launch") or {}
+    c.keys(default_launch, "launch", required=(), optional=("kernel", "grid", "block", "args", "shared_bytes"))
+    pinned = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in (tunables or {}).items()}
+    for k, v in pinned.items():
+        if not v:
+            raise SpecError(path, f"task.tunables.{k}", "a value or a non-empty list of values", v)
     candidates, seen = [], set()
     for i, cd in enumerate(cands):
         fld = f"candidates[{i}]"
         c.keys(cd, fld, required=("version", "name", "file", "technique", "rationale"),
                optional=("backend", "tunables", "launch", "allow_reference_ops"))
+        own_tun = cd.get("tunables") or {}
+        if not isinstance(own_tun, dict):
+            c.fail(f"{fld}.tunables", "a mapping name -> list of values", own_tun)
+        # spec-level defaults under the candidate's own keys
+        cd = dict(cd, tunables={**default_tun, **own_tun})
+        if cd.get("launch") is not None and isinstance(cd["launch"], dict):
+            cd["launch"] = {**default_launch, **cd["launch"]}
         version = c.string(cd, fld, "version")
         if version in seen:
             c.fail(f"{fld}.version", "a version label used once", version)
@@ -332,16 +455,16 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         allow_ref = cd.get("allow_reference_ops", False)
         if not isinstance(allow_ref, bool) or (allow_ref and i != 0):
             c.fail(f"{fld}.allow_reference_ops", "true only on the first candidate (v0 may be eager PyTorch)", allow_ref)
-        for k, v in (tunables or {}).items():
+        for k, v in pinned.items():
             if k in tun:
-                tun[k] = list(v) if isinstance(v, (list, tuple)) else [v]
+                tun[k] = list(v)
         candidates.append(CandidateSpec(version, c.string(cd, fld, "name"), f, backend,
                                         c.string(cd, fld, "technique"), c.string(cd, fld, "rationale"), tun,
                                         launch, allow_ref))
-    for k in (tunables or {}):
+    for k in pinned:
         if not any(k in cd.tunables for cd in candidates):
             known = sorted({t for cd in candidates for t in cd.tunables})
-            raise SpecError(path, f"task.tunables.{k}", f"a tunable some candidate declares ({known})", k)
+            raise SpecError(path, f"task.tunables.{k}", f"one of the spec's tunables {known}", k)
 
     baselines = doc.get("baselines", list(BASELINES))
     if not isinstance(baselines, list) or any(b not in BASELINES for b in baselines):
@@ -380,10 +503,10 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         comparison=comparison, tolerance=tolerance, work=work,
         question=str(doc.get("question", summary)), why=str(doc.get("why", "")),
         candidates=candidates, baselines=baselines, reference_ops=list(ref_ops), interpret_shapes=interp_shapes,
-        interpret_tunables={k: list(v) for k, v in interp_tun.items()}, interface=interface,
+        interpret_tunables={k: list(v) for k, v in interp_tun.items() if k not in pinned}, interface=interface,
         interpret_dtypes=[d for d in dts if d in interp_dtypes] if interp_dtypes else None,
-        precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root),
-        determinism=determinism, derived_shapes=shapes.get("derived", True),
+        precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root, includes),
+        determinism=determinism, derived_shapes=shapes.get("derived", True), pinned=pinned, includes=includes,
     )
 
 

@@ -1,13 +1,16 @@
 """Spec loading and its errors: each names the file, the field and what was expected."""
 
+import shutil
+from pathlib import Path
+
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FLIP2D
+from conftest import FIXTURES, FLIP2D
 from kernelsynth.errors import SpecError
-from kernelsynth.spec import evaluate, load_spec, resolve_spec_path
+from kernelsynth.spec import SPECS_DIR, evaluate, load_spec, resolve_spec_path
 
 
 def _edit(spec_dir, fn):
@@ -134,3 +137,103 @@ def test_bad_determinism_and_shapes_fields(flip2d_copy, mutate, field, expected)
     with pytest.raises(SpecError) as e:
         load_spec(path)
     assert e.value.field == field and expected in str(e.value)
+
+
+# ---------------------------------------------------------------- one fact once (issue 12 item 2)
+BEFORE = FIXTURES / "specs_before"  # the spec files as they were before defaults/include/named shapes
+
+
+def _as_loaded(spec, root):
+    """A TaskSpec as comparable data: paths relative to the spec folder; the file's identity
+    (path, sha256, includes) left out, reference_ops as a set."""
+    import dataclasses
+
+    def rel(v):
+        if isinstance(v, Path):
+            return str(v.relative_to(root))
+        if isinstance(v, dict):
+            return {k: rel(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [rel(x) for x in v]
+        return v
+
+    out = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
+           if f.name not in ("path", "sha256", "includes", "candidates", "reference_ops")}
+    out["candidates"] = [rel(dataclasses.asdict(c)) for c in spec.candidates]
+    return rel(out)
+
+
+@pytest.mark.parametrize("task", ["flip2d", "conv_relu_maxpool"])
+def test_rewritten_specs_load_to_the_same_task_as_before(tmp_path, task):
+    import inspect
+
+    import torch
+
+    from kernelsynth.loading import import_file
+    from kernelsynth.spec import merge_reference_ops
+    from kernelsynth.verify import aten_ops_of
+
+    new = load_spec(SPECS_DIR / task / "spec.yaml", task_folder=True)
+    old_dir = tmp_path / task
+    shutil.copytree(SPECS_DIR / task, old_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    (old_dir / "spec.yaml").write_text((BEFORE / f"{task}.yaml").read_text())
+    old = load_spec(old_dir / "spec.yaml")
+    assert _as_loaded(new, new.root) == _as_loaded(old, old.root)
+    # reference_ops: the spec's additions plus what the reference dispatches (what the oracle records)
+    ref = import_file(new.reference)
+    shape = new.interpret_shapes[-1]
+    init = ref.get_init_inputs(shape) if inspect.signature(ref.get_init_inputs).parameters else ref.get_init_inputs()
+    recorded = aten_ops_of(ref.Model(*init).eval(), ref.get_inputs(shape, torch.float32, torch.device("cpu"),
+                                                                torch.Generator().manual_seed(0)), torch.device("cpu"))
+    assert merge_reference_ops(new.reference_ops, recorded) == sorted(old.reference_ops)
+    assert new.includes == ([SPECS_DIR / "_data_movement.yaml"] if task == "flip2d" else [])
+
+
+def test_named_and_positional_shapes_are_the_same_shape(flip2d_copy):
+    spec = load_spec(_edit(flip2d_copy, lambda d: d["shapes"].update(verify=[[3, 5], {"N": 5, "M": 3}])))
+    assert spec.verify_shapes == [{"M": 3, "N": 5}, {"M": 3, "N": 5}]
+    with pytest.raises(SpecError) as e:
+        load_spec(_edit(flip2d_copy, lambda d: d["shapes"].update(verify=[{"M": 3, "K": 5}])))
+    assert e.value.field == "shapes.verify[0]" and "mapping of each of those dims" in str(e.value)
+
+
+def test_spec_level_tunables_and_launch_are_defaults_a_candidate_overrides(flip2d_copy):
+    def edit(d):
+        d["candidates"][2]["tunables"] = {"BLOCK_N": [512], "EXTRA": [1, 2]}
+    spec = load_spec(_edit(flip2d_copy, edit))
+    v0, _, v2 = spec.candidates
+    assert v0.tunables == {"BLOCK_M": [1, 4], "BLOCK_N": [1024, 2048], "num_warps": [4, 8]}
+    assert v2.tunables == {"BLOCK_M": [1, 4], "BLOCK_N": [512], "num_warps": [4, 8], "EXTRA": [1, 2]}
+    conv = load_spec(SPECS_DIR / "conv_relu_maxpool" / "spec.yaml")
+    v1, v2 = conv.candidates[1], conv.candidates[2]
+    assert v1.launch["args"] == v2.launch["args"] == ["x", "conv.weight", "conv.bias", "out", "N", "C_in", "H", "W",
+                                                      "C_out", "PH", "PW"]
+    assert v1.launch["kernel"] == "conv_relu_maxpool_naive" and v2.launch["kernel"] == "conv_relu_maxpool_tiled"
+
+
+def test_include_merges_shared_yaml_under_the_spec_and_names_bad_includes(tmp_path, flip2d_copy):
+    (tmp_path / "_shared.yaml").write_text("include: _deeper.yaml\ndtypes: [float32]\nwhy: shared why\n")
+    (tmp_path / "_deeper.yaml").write_text("summary: from deeper\nwhy: deeper why\n")
+    spec = load_spec(_edit(flip2d_copy, lambda d: (d.update(include="_shared.yaml"), d.pop("dtypes"), d.pop("why"))))
+    assert spec.dtypes == ["float32"] and spec.why == "shared why"  # an include wins over its own includes
+    assert spec.summary.startswith("Reverse the columns")  # the spec wins over what it includes
+    assert spec.includes == [tmp_path / "_shared.yaml", tmp_path / "_deeper.yaml"]
+    before = spec.sha256
+    (tmp_path / "_deeper.yaml").write_text("summary: from deeper\nwhy: changed\n")
+    assert load_spec(flip2d_copy / "spec.yaml").sha256 != before  # an included file is part of the spec
+    for include, expected in [("shared.yaml", "named _<name>.yaml"), ("_missing.yaml", "an existing YAML file"),
+                              ("_cycle.yaml", "no include cycle")]:
+        (tmp_path / "_cycle.yaml").write_text("include: _cycle.yaml\n")
+        path = _edit(flip2d_copy, lambda d: d.update(include=include))
+        with pytest.raises(SpecError) as e:
+            load_spec(path)
+        assert expected in str(e.value) and e.value.field == "include", include
+
+
+def test_a_task_folder_name_is_the_task_name(flip2d_copy):
+    assert load_spec(flip2d_copy / "spec.yaml", task_folder=True).name == "flip2d"
+    path = _edit(flip2d_copy, lambda d: d.update(name="flip"))
+    with pytest.raises(SpecError) as e:
+        load_spec(path, task_folder=True)
+    assert e.value.field == "name" and "folder's name 'flip2d'" in str(e.value) and str(path) in str(e.value)
+    assert load_spec(path).name == "flip"  # a spec given by path (task.spec) may name itself

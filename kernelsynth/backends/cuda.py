@@ -60,8 +60,10 @@ def defines(dtype: str, config: Dict[str, Any]) -> List[str]:
 
 
 def cache_dir() -> Path:
-    """Where compiled kernels are kept: ``$KERNELSYNTH_CACHE`` or ``~/.cache/kernelsynth``."""
-    return Path(os.environ.get("KERNELSYNTH_CACHE") or Path.home() / ".cache" / "kernelsynth").expanduser()
+    """Where compiled kernels are kept when no cache is passed in (kernelsynth.paths.cache_dir)."""
+    from ..paths import cache_dir as configured_cache_dir
+
+    return configured_cache_dir()
 
 
 def include_dirs() -> List[str]:

@@ -22,7 +22,7 @@ from .. import __version__
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
-from ..spec import TaskSpec
+from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
 from ..shapes import derived_shapes
 from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
@@ -84,8 +84,9 @@ class Exploration:
                 if hw.interpret and cand.backend == "cuda":
                     continue  # native CUDA needs a GPU; CI compiles these sources with nvcc instead
                 configs = cand.configs()
-                if hw.interpret:
-                    configs = cand.configs(spec.interpret_tunables)[: max(1, self.interpreter_max_configs)]
+                if hw.interpret:  # the spec's interpreter settings, under the user's pins
+                    configs = cand.interpreter_configs(spec.interpret_tunables, spec.pinned,
+                                                       self.interpreter_max_configs)
                 for cfg in configs:
                     entries.append(dict(role="candidate", version=cand.version, name=cand.name,
                                         backend=cand.backend, file=str(cand.file), config=cfg,
@@ -169,6 +170,8 @@ class Exploration:
     def _references(self, pool: WorkerPool, todo: List[Job]) -> Dict[str, Dict[str, Any]]:
         """The independent references of every dtype with untrusted jobs (kernelsynth/audit.py),
         computed by :func:`kernelsynth.jobs.oracle` before any candidate runs: ``{dtype: refs}``.
+        The aten ops the oracle saw the reference dispatch join the spec's ``reference_ops`` in
+        every job of that dtype (kernelsynth.spec.merge_reference_ops).
         Raises RuntimeError when the reference itself fails (the task is broken, not a candidate)."""
         refs: Dict[str, Dict[str, Any]] = {}
         for j in todo:
@@ -179,6 +182,11 @@ class Exploration:
             if not res.ok:
                 raise RuntimeError(f"the reference failed on the audited shapes ({dtype}, {res.fault}): {res.error}")
             refs[dtype] = res.value["references"]
+            # the aten ops the reference dispatched, with the spec's own, for the fallback check
+            ops = merge_reference_ops(j.payload["reference_ops"], res.value.get("reference_ops") or [])
+            for other in todo:
+                if other.payload["dtype"] == dtype:
+                    other.payload["reference_ops"] = ops
         return refs
 
     def _screen(self, todo: List[Job], store: ObservationStore, counts: Dict[str, int]) -> List[Job]:
