@@ -15,14 +15,12 @@ from omegaconf import DictConfig
 
 from .config import register_configs
 from .errors import UserError
+from .paths import CONF_DIR
 
 register_configs()
 
 
-CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
-
-
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _app(cfg: DictConfig) -> None:
     from . import engine
 

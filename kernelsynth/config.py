@@ -38,13 +38,16 @@ class TaskConfig:
 
 @dataclass
 class HardwareConfig:
-    """A hardware target with its datasheet peaks.
+    """A hardware target with its datasheet facts (conf/hw/<target>.yaml).
 
     ``match``: substrings of the CUDA device name that identify this target ("H200").
-    ``peak_gbps``: datasheet DRAM bandwidth in GB/s. ``peak_tflops``: dense TFLOP/s per dtype.
-    ``source``: where the peaks come from. ``interpret``: run Triton kernels on CPU tensors
-    through the interpreter (no timings). ``allow_mismatch``: record on the detected device even
-    when it is not the named target; records are then labelled ``hw_mismatch=true``.
+    ``arch`` (``sm_90``) and ``sm_count``: the datasheet's; a detected GPU whose name matches but
+    whose arch or SM count differs (another SKU: H100 PCIe is not H100 SXM) is not this target,
+    since its peaks would not apply (kernelsynth/hardware.py). ``peak_gbps``: datasheet DRAM
+    bandwidth in GB/s. ``peak_tflops``: dense TFLOP/s per dtype. ``source``: where the peaks come
+    from. ``interpret``: run Triton kernels on CPU tensors through the interpreter (no timings).
+    ``allow_mismatch``: record on the detected device even when it is not the named target;
+    records are then labelled ``hw_mismatch=true``.
     """
 
     name: str = MISSING
@@ -53,42 +56,51 @@ class HardwareConfig:
     peak_gbps: Optional[float] = None
     peak_tflops: Dict[str, float] = field(default_factory=dict)
     sm_count: Optional[int] = None
-    l2_mb: Optional[float] = None
     source: str = ""
     interpret: bool = False
     allow_mismatch: bool = False
 
 
+# The stage settings below are the only place their defaults are written: conf/<group>/default.yaml
+# selects them (and may override), and each stage's constructor takes its defaults from here.
 @dataclass
 class ExplorationConfig:
     """Settings of the exploration stage (see references/EXPLORATION.md)."""
 
     _target_: str = "kernelsynth.stages.exploration.Exploration"
-    trials: int = 5
-    timing_shape_trials: int = 1
+    trials: int = 5  # verification trials per shape, each on fresh seeded inputs
+    timing_shape_trials: int = 1  # verification trials on the (large) timing shape
     seed: int = 0
-    warmup_ms: float = 25.0
-    rep_ms: float = 100.0
-    timing_repeats: int = 2
-    timeout_s: float = 600.0
-    workers: Optional[int] = None
-    interpreter_max_configs: int = 1
-    baselines: bool = True
+    warmup_ms: float = 25.0  # triton.testing.do_bench warm-up, ms
+    rep_ms: float = 100.0  # triton.testing.do_bench repetition time, ms
+    timing_repeats: int = 2  # time each version this many times; the spread is recorded
+    timeout_s: float = 600.0  # per observation; a worker past it is killed and replaced
+    workers: Optional[int] = None  # null: 1. More workers run jobs in parallel on the same device 0
+    interpreter_max_configs: int = 1  # hw=cpu: configs per candidate (per pinned value); the interpreter is slow
+    baselines: bool = True  # verify and time the spec's baselines (eager, torch.compile)
     progress: bool = True
+    #: External candidates screened against the task (KernelBench format: class ModelNew(nn.Module)):
+    #: .py files, folders of them, or .jsonl/.parquet files with a `source` (or `code`) column.
     extra_candidates: List[str] = field(default_factory=list)
-    fresh_worker: str = "external"  # "external" or "always": a fresh worker process after those jobs
-    screen_sources: bool = True  # reject Python candidates that reach frames, the heap or the harness
+    #: A fresh worker process after each job of: "external" candidates (a screened corpus is
+    #: untrusted code) or "always" (every candidate; for adversarial spec ladders). Workers are also
+    #: replaced after faults, torch.compile baselines, jobs that leave threads or changed process
+    #: state, and failed independent checks. A spare worker started ahead hides most of the start-up.
+    fresh_worker: str = "external"
+    #: Reject, without running them, Python candidates whose source imports gc/inspect/ctypes/the
+    #: harness or reaches frames (sys._getframe, f_locals) or sys.modules (kernelsynth/screen.py).
+    screen_sources: bool = True
 
 
 @dataclass
 class SelectionConfig:
-    """Rules of the selection stage (see references/SELECTION.md)."""
+    """Rules of the selection stage (see references/SELECTION.md). A latency under the roofline
+    floor is rejected in exploration (timing integrity), the one place that decides it."""
 
     _target_: str = "kernelsynth.stages.selection.Selection"
-    min_speedup: float = 1.5
-    max_timing_spread: float = 0.05
-    require_all_configs_correct: bool = False
-    reject_below_floor: bool = True
+    min_speedup: float = 1.5  # the fastest version vs the first (v0), median latency
+    max_timing_spread: float = 0.05  # two timings of one version must agree within 5%
+    require_all_configs_correct: bool = False  # true: one wrong config rejects the whole version
 
 
 @dataclass
@@ -96,8 +108,9 @@ class SynthesisConfig:
     """Settings of the synthesis stage (see references/SYNTHESIS.md)."""
 
     _target_: str = "kernelsynth.stages.synthesis.Synthesis"
-    dataset_dir: str = "dataset"
+    dataset_dir: str = "dataset"  # folder under the run directory
     split: str = "train"
+    #: the system turn of each record's chat ``messages``
     system_prompt: str = (
         "You are an expert GPU kernel engineer. Write correct, fast kernels and explain "
         "the measurements that justify each change."

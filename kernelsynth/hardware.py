@@ -19,10 +19,10 @@ from typing import Any, Callable, Dict, List, Optional
 from omegaconf import OmegaConf
 
 from .errors import HardwareMismatchError
+from .paths import CONF_DIR
 from .store import atomic_write_bytes
 
 log = logging.getLogger(__name__)
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 
 @dataclass
@@ -89,12 +89,14 @@ def resolve(hw_cfg: Dict[str, Any], probe: Dict[str, Any]) -> Hardware:
         if not probe["cuda"]:
             hw_cfg = known_targets()["cpu"]
         else:
-            found = [t for t in known_targets().values()
+            named = [t for t in known_targets().values()
                      if any(m.lower() in probe["name"].lower() for m in t.get("match") or [])]
+            found = [t for t in named if not sku_difference(t, probe)]
             if found:
                 hw_cfg = found[0]
             else:
-                log.warning("no conf/hw target matches %r: recording without datasheet peaks", probe["name"])
+                why = f" ({t['name']}: {sku_difference(t, probe)})" if (t := next(iter(named), None)) else ""
+                log.warning("no conf/hw target matches %r%s: recording without datasheet peaks", probe["name"], why)
                 hw_cfg = {"name": "unknown", "source": "no conf/hw entry for this device"}
     interpret = bool(hw_cfg.get("interpret"))
     mismatch = False
@@ -104,12 +106,17 @@ def resolve(hw_cfg: Dict[str, Any], probe: Dict[str, Any]) -> Hardware:
             raise HardwareMismatchError(
                 f"hw={hw_cfg['name']} needs a CUDA GPU, and this machine has none. Use hw=cpu (or hw=auto) "
                 "to run on the Triton interpreter without timings.")
+        other = None
         if wanted and not any(m.lower() in probe["name"].lower() for m in wanted):
+            other = f"expects a GPU whose name contains {wanted}, but this machine has {probe['name']!r}"
+        elif sku_difference(hw_cfg, probe):
+            other = (f"is a GPU with the datasheet's {sku_difference(hw_cfg, probe)}, on this machine's "
+                     f"{probe['name']!r}: another model, whose peaks differ")
+        if other:
             if not hw_cfg.get("allow_mismatch"):
                 raise HardwareMismatchError(
-                    f"hw={hw_cfg['name']} expects a GPU whose name contains {wanted}, but this machine has "
-                    f"{probe['name']!r}. Use hw=auto, or hw.allow_mismatch=true to record on this device anyway "
-                    "(records are then labelled hw_mismatch=true).")
+                    f"hw={hw_cfg['name']} {other}. Use hw=auto, or hw.allow_mismatch=true to record on this device "
+                    "anyway (records are then labelled hw_mismatch=true).")
             mismatch = True
     return Hardware(
         target=hw_cfg["name"], device_name=probe["name"] if not interpret else "cpu (Triton interpreter)",
@@ -122,6 +129,14 @@ def resolve(hw_cfg: Dict[str, Any], probe: Dict[str, Any]) -> Hardware:
         peak_gbps=hw_cfg.get("peak_gbps"), peak_tflops=dict(hw_cfg.get("peak_tflops") or {}),
         peak_source=hw_cfg.get("source", ""),
     )
+
+
+def sku_difference(target: Dict[str, Any], probe: Dict[str, Any]) -> Optional[str]:
+    """How the detected GPU differs from the target's datasheet ``arch`` and ``sm_count``
+    (``"sm_count 114, not 132"``), or None when both agree or either side does not say."""
+    diffs = [f"{k} {probe[k]}, not {target[k]}" for k in ("arch", "sm_count")
+             if target.get(k) is not None and probe.get(k) is not None and probe[k] != target[k]]
+    return "; ".join(diffs) or None
 
 
 def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[], Dict[str, float]]) -> None:
@@ -161,6 +176,8 @@ def summary_lines(hw: Hardware) -> List[str]:
     lines = [f"hardware: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs) as hw={hw.target}"
              + (" [MISMATCH: recorded on this device anyway]" if hw.mismatch else "")]
     if hw.copy_gbps:
+        peak_mm = hw.peak_tflops.get("bfloat16")
         lines.append(f"ceilings: copy {hw.copy_gbps:.0f} GB/s measured (datasheet {hw.peak_gbps} GB/s), "
-                     f"bf16 matmul {hw.matmul_tflops:.0f} TFLOP/s measured")
+                     f"bf16 matmul {hw.matmul_tflops:.0f} TFLOP/s measured"
+                     + (f" (datasheet {peak_mm} TFLOP/s dense)" if peak_mm else ""))
     return lines

@@ -10,6 +10,8 @@ import logging
 from pathlib import Path
 from typing import Optional
 
+from .config import PublishConfig as _D  # the defaults, written once
+
 log = logging.getLogger(__name__)
 
 
@@ -30,7 +32,7 @@ class HubPublisher:
     Raises huggingface_hub errors unchanged (no token, no permission).
     """
 
-    def __init__(self, repo_id: str, private: bool = True, commit_message: str = "Add kernelsynth records"):
+    def __init__(self, repo_id: str, private: bool = _D.private, commit_message: str = _D.commit_message):
         self.repo_id, self.private, self.commit_message = repo_id, private, commit_message
 
     def run(self, dataset_dir: Path) -> Optional[str]:

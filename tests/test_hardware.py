@@ -82,3 +82,17 @@ def test_concurrent_ceiling_measurements_keep_every_entry_and_measure_once(tmp_p
         t.join()
     assert len(calls) == 2 and all(hw.copy_gbps == 4000.0 for hw in targets)
     assert len(json.loads((tmp_path / "ceilings.json").read_text())) == 2
+
+
+def test_a_gpu_of_the_right_name_but_another_sku_is_not_the_target():
+    """hw yaml's arch and sm_count are read: an H100 PCIe (114 SMs) is not the SXM target whose
+    peaks conf/hw/h100.yaml holds."""
+    pcie = {**H200, "name": "NVIDIA H100 PCIe", "sm_count": 114}
+    with pytest.raises(HardwareMismatchError, match="sm_count 114, not 132"):
+        hardware.resolve(hw_cfg("h100"), pcie)
+    assert hardware.resolve(hw_cfg("h100", allow_mismatch=True), pcie).mismatch
+    auto = hardware.resolve({"name": "auto"}, pcie)
+    assert auto.target == "unknown" and auto.peak_gbps is None
+    assert hardware.resolve(hw_cfg("h200"), H200).mismatch is False  # the datasheet agrees with the probe
+    assert hardware.sku_difference({"arch": "sm_90", "sm_count": None}, {"arch": "sm_80", "sm_count": 108}) \
+        == "arch sm_80, not sm_90"

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import __version__
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
+from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec, merge_reference_ops
@@ -49,11 +50,13 @@ class Job:
 class Exploration:
     """See module docstring; settings are documented in conf/exploration/default.yaml."""
 
-    def __init__(self, trials: int = 5, timing_shape_trials: int = 1, seed: int = 0, warmup_ms: float = 25,
-                 rep_ms: float = 100, timing_repeats: int = 2, timeout_s: float = 600,
-                 workers: Optional[int] = None, interpreter_max_configs: int = 1, baselines: bool = True,
-                 progress: bool = True, extra_candidates: Optional[List[str]] = None,
-                 fresh_worker: str = "external", screen_sources: bool = True):
+    def __init__(self, trials: int = _D.trials, timing_shape_trials: int = _D.timing_shape_trials,
+                 seed: int = _D.seed, warmup_ms: float = _D.warmup_ms, rep_ms: float = _D.rep_ms,
+                 timing_repeats: int = _D.timing_repeats, timeout_s: float = _D.timeout_s,
+                 workers: Optional[int] = _D.workers, interpreter_max_configs: int = _D.interpreter_max_configs,
+                 baselines: bool = _D.baselines, progress: bool = _D.progress,
+                 extra_candidates: Optional[List[str]] = None, fresh_worker: str = _D.fresh_worker,
+                 screen_sources: bool = _D.screen_sources):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed

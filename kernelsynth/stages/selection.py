@@ -8,7 +8,9 @@ reasons, written to ``<run dir>/trajectories.parquet``. The rules are references
    whose call dispatches one of the spec's ``reference_ops`` (a fallback to PyTorch) rejects it,
    except a v0 the spec marks ``allow_reference_ops`` (the ladder may start from eager PyTorch);
 2. each version is represented by its fastest verified config (by median latency);
-3. timed runs only: no chosen latency is below the roofline floor (bytes / measured copy GB/s);
+3. timed runs only: no chosen latency is below the roofline floor -- decided in exploration
+   (:func:`~kernelsynth.stages.exploration.timing_integrity`), which rejects such an
+   observation, so it never represents a version here;
 4. timed runs only: the repeated timings of each chosen version agree within ``max_timing_spread``;
 5. timed runs only: the final answer -- the fastest verified version -- beats the first (v0) by
    at least ``min_speedup``. A later version that does not improve stays in the trajectory as
@@ -26,8 +28,8 @@ from typing import Any, Dict, List, Optional
 
 import pyarrow as pa
 
+from ..config import SelectionConfig as _D  # the defaults, written once
 from ..spec import TaskSpec
-from .exploration import FLOOR_SLACK
 from ..store import atomic_write_table, content_key, rows_to_table
 
 log = logging.getLogger(__name__)
@@ -56,10 +58,10 @@ def _fastest(obs: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
 class Selection:
     """See module docstring; settings are documented in conf/selection/default.yaml."""
 
-    def __init__(self, min_speedup: float = 1.5, max_timing_spread: float = 0.05,
-                 require_all_configs_correct: bool = False, reject_below_floor: bool = True):
+    def __init__(self, min_speedup: float = _D.min_speedup, max_timing_spread: float = _D.max_timing_spread,
+                 require_all_configs_correct: bool = _D.require_all_configs_correct):
         self.min_speedup, self.max_timing_spread = min_speedup, max_timing_spread
-        self.require_all_configs_correct, self.reject_below_floor = require_all_configs_correct, reject_below_floor
+        self.require_all_configs_correct = require_all_configs_correct
 
     def run(self, spec: TaskSpec, observations: List[Dict[str, Any]], run_dir: Optional[Path] = None
             ) -> List[Dict[str, Any]]:
@@ -108,9 +110,6 @@ class Selection:
         speedup = None
         if timed:
             for c in chosen:
-                if self.reject_below_floor and c["floor_ms"] and c["median_ms"] < c["floor_ms"] * (1 - FLOOR_SLACK):
-                    reasons.append(f"{c['version']}: {c['median_ms']:.4f} ms is below the roofline floor "
-                                   f"{c['floor_ms']:.4f} ms (measured copy bandwidth / matmul rate): a timing artefact")
                 if c["timing_spread"] is not None and c["timing_spread"] > self.max_timing_spread:
                     reasons.append(f"{c['version']}: repeated timings differ by {100 * c['timing_spread']:.1f}% "
                                    f"(> {100 * self.max_timing_spread:.0f}%)")

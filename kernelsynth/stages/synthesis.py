@@ -16,6 +16,7 @@ from typing import Any, Dict, List
 
 import yaml
 
+from ..config import SynthesisConfig as _D  # the defaults, written once
 from ..hardware import Hardware
 from ..records import FEATURES, FIELD_DOCS, build_record
 from ..spec import TaskSpec
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 class Synthesis:
     """See module docstring; settings are documented in conf/synthesis/default.yaml."""
 
-    def __init__(self, dataset_dir: str = "dataset", split: str = "train", system_prompt: str = ""):
+    def __init__(self, dataset_dir: str = _D.dataset_dir, split: str = _D.split, system_prompt: str = _D.system_prompt):
         self.dataset_dir, self.split, self.system_prompt = dataset_dir, split, system_prompt
 
     def run(self, spec: TaskSpec, hw: Hardware, trajectories: List[Dict[str, Any]],
