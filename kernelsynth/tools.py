@@ -8,6 +8,7 @@ subcommands (each is one ``cmd_<name>`` function and one ``add_parser`` call in 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -52,7 +53,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="another folder of task folders (like task.search_path; repeatable)")
     p.set_defaults(func=cmd_tasks)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `kernelsynth-tools tasks | head`: the reader left, which is no error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
