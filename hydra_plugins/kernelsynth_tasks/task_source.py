@@ -1,7 +1,7 @@
 """The ``task`` config group of kernelsynth, generated from the task folders (no conf/task files).
 
-Hydra finds this ConfigSource plugin in the ``hydra_plugins`` namespace; kernelsynth's
-conf/config.yaml puts ``kernelsynth-tasks://`` on its search path. For every task folder that
+Hydra finds these plugins in the ``hydra_plugins`` namespace: a ConfigSource (scheme
+``kernelsynth-tasks://``) and a SearchPathPlugin that adds it to kernelsynth's app only. For every task folder that
 kernelsynth.tasks discovers (specs/ and ``$KERNELSYNTH_SPECS``) the option ``task/<name>`` is
 ``{name: <name>, tunables: {<each tunable the spec declares>: null}}``, so ``task=flip2d``,
 ``-m task=flip2d,conv_relu_maxpool`` and ``task.tunables.BLOCK_N=256`` (no ``+``) work; the
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.object_type import ObjectType
 from hydra.plugins.config_source import ConfigResult, ConfigSource
+from hydra.plugins.search_path_plugin import SearchPathPlugin
 from omegaconf import OmegaConf
 
 GROUP = "task"
@@ -73,13 +75,16 @@ class KernelsynthTaskSource(ConfigSource):
         return True
 
     def is_group(self, config_path: str) -> bool:
-        return config_path.strip("/") == GROUP
+        return config_path.strip("/") in ("", GROUP)  # the source's root holds one group, task
 
     def is_config(self, config_path: str) -> bool:
         return _option(config_path) is not None
 
     def list(self, config_path: str, results_filter: Optional[ObjectType]) -> List[str]:
-        if config_path.strip("/") != GROUP or results_filter not in (None, ObjectType.CONFIG):
+        path = config_path.strip("/")
+        if path == "" and results_filter in (None, ObjectType.GROUP):
+            return [GROUP]  # so --help lists the group and its options
+        if path != GROUP or results_filter not in (None, ObjectType.CONFIG):
             return []
         from kernelsynth.errors import UserError
         from kernelsynth.tasks import discover
@@ -88,3 +93,21 @@ class KernelsynthTaskSource(ConfigSource):
             return sorted(discover())
         except UserError:
             return []
+
+
+class KernelsynthTaskSearchPath(SearchPathPlugin):
+    """Puts this source on the search path of kernelsynth's app only (the one whose primary
+    config folder is kernelsynth's conf/), so composition, multirun and ``--help`` all see the
+    ``task`` group; any other Hydra app in the environment is left as it is."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        from pathlib import Path
+
+        from kernelsynth.paths import CONF_DIR
+
+        def is_ours(path: str) -> bool:
+            path = path[len("file://"):] if path.startswith("file://") else path
+            return "://" not in path and Path(path).resolve() == CONF_DIR.resolve()
+
+        if any(is_ours(e.path) for e in search_path.get_path() if e.path):
+            search_path.append(provider="kernelsynth", path=f"{KernelsynthTaskSource.scheme()}://")
