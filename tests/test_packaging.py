@@ -42,13 +42,18 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_the_cpu_main_job_elsewhere(tm
     assert not [n for n in names if "__pycache__" in n or n.startswith("kernelsynth/conf/task/")]
 
     venv = tmp_path / "venv"
-    # --without-pip: no ensurepip needed; this environment's pip installs into the venv (--python)
-    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], cwd=tmp_path)
+    # pip >= 22.3 installs into another interpreter (--python), so the venv needs no ensurepip;
+    # an older pip uses the venv's own bundled pip
+    import pip
+
+    outer = tuple(int(x) for x in pip.__version__.split(".")[:2]) >= (22, 3)
+    _run([sys.executable, "-m", "venv", "--system-site-packages", *(["--without-pip"] if outer else []), str(venv)],
+         cwd=tmp_path)
     py, bindir = venv / "bin" / "python", venv / "bin"
+    installer = [sys.executable, "-m", "pip", "--python", str(py)] if outer else [str(py), "-m", "pip"]
     # --ignore-installed: a kernelsynth of the same version in the shared site-packages (the editable
     # install of this checkout) would otherwise count as already installed
-    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index",
-          "--ignore-installed", str(wheel)], cwd=tmp_path)
+    _run(installer + ["install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)], cwd=tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET", "KERNELSYNTH_SPECS")}
