@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from . import hardware
 from .paths import cache_dir
 from .errors import SpecError, UserError
+from .publish import PublishError
 from .spec import TaskSpec, load_spec, resolve_spec_path
 from .store import ObservationStore, atomic_write_bytes
 from .workers import WorkerPool
@@ -37,6 +38,12 @@ class RunResult:
     dataset_dir: Path
     wall_s: float
     published: Optional[str] = None
+    #: set when publishing failed after synthesis: what failed, in one line (the dataset is kept)
+    publish_error: Optional[str] = None
+
+    @property
+    def n_records(self) -> int:
+        return sum(bool(t["accepted"]) for t in self.trajectories)
 
 
 def probe_hardware(interpret: bool, reference: Optional[Path] = None, timeout_s: float = 300) -> Dict[str, Any]:
@@ -78,13 +85,18 @@ def load_task(cfg: DictConfig) -> TaskSpec:
     return load_spec(path, tunables=tunables or None, dtypes=list(t.dtypes) or None, task_folder=not t.spec)
 
 
-def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:
-    """Run the three phases (and publishing) into ``run_dir``; print and return the summary."""
+def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> RunResult:
+    """Run the three phases (and publishing) into ``run_dir``; print and return the summary.
+
+    Raises UserError before any work for a bad config, spec, hardware target or missing Hub
+    token. A failed push does not raise: ``publish_error`` says what failed (the dataset is kept)."""
     start = time.perf_counter()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.json").unlink(missing_ok=True)  # written at the end: its presence means "finished"
     config = OmegaConf.to_container(cfg, resolve=True)
     stages = build_stages(cfg)  # before any work: a bad stage setting fails here
+    stages["publish"].check()  # no token or a bad repo id: stop now, not after the whole run
     spec = load_task(cfg)
     log.info("task %s from %s (sha256 %s)", spec.name, spec.path, spec.sha256[:12])
     probe = probe_hardware(bool(cfg.hw.interpret), spec.reference)
@@ -99,13 +111,20 @@ def run(cfg: DictConfig, run_dir: Path, console=None) -> RunResult:
     observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console)
     trajectories = stages["selection"].run(spec, observations, run_dir)
     dataset_dir = stages["synthesis"].run(spec, hw, trajectories, observations, run_dir, config)
-    published = stages["publish"].run(dataset_dir)
+    published = publish_error = None
+    try:
+        if publish:  # a multirun job leaves it to the merge (kernelsynth/merge.py)
+            published = stages["publish"].run(dataset_dir)
+    except PublishError as e:  # the dataset is kept; run.json and the summary still follow
+        publish_error = str(e)
     wall = time.perf_counter() - start
     atomic_write_bytes(run_dir / "run.json", json.dumps({
         "task": spec.name, "spec_sha256": spec.sha256, "hardware": hw.to_dict(), "wall_s": wall,
         "observations": len(observations), "records": sum(t["accepted"] for t in trajectories),
-        "dataset_dir": str(dataset_dir), "published": published}, indent=2, default=str).encode())
-    result = RunResult(run_dir, spec, hw, observations, trajectories, dataset_dir, wall, published)
+        "rejected": sum(not t["accepted"] for t in trajectories),
+        "dataset_dir": str(dataset_dir), "published": published, "publish_error": publish_error},
+        indent=2, default=str).encode())
+    result = RunResult(run_dir, spec, hw, observations, trajectories, dataset_dir, wall, published, publish_error)
     print_summary(result, console)
     return result
 
@@ -160,31 +179,52 @@ def evaluate_flops(result: RunResult) -> List[float]:
     return [o.get("flops") or 0.0 for o in result.observations]
 
 
-def print_summary(result: RunResult, console=None) -> None:
-    from rich.console import Console
+#: Widest the summary table gets (columns of a terminal); narrower terminals get their width.
+SUMMARY_WIDTH = 100
+
+
+def summary_table(result: RunResult):
+    """The summary as a rich Table that fits the console's width: columns with no value in any row
+    are left out (the interpreter has no timings) and long cells wrap, never cut (a cut config
+    cannot be reproduced)."""
     from rich.table import Table
 
-    console = console or Console(width=max(176, Console().width))
     f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
-    table = Table(title=f"kernelsynth {result.spec.name} on {result.hardware.device_name}"
-                        + (f" (copy ceiling {result.hardware.copy_gbps:.0f} GB/s)" if result.hardware.copy_gbps else ""))
-    compute = any(evaluate_flops(result))
-    cols = ["dtype", "version", "verified configs", "best config", "median ms", "GB/s", "% copy"]
-    cols += ["TFLOP/s", "% matmul"] if compute else []
-    cols += ["regs", "spills", "x v0", "x eager", "x compile", "trajectory"]
-    for col in cols:
-        # wrap, never cut (a cut config cannot be reproduced); the config gets room to stay whole
-        table.add_column(col, overflow="fold", min_width={"best config": 24, "trajectory": 10}.get(col))
-    for r in summary_rows(result):
-        cells = [r["dtype"], r["version"], r["configs_ok"], r["config"], f(r["median_ms"], ".4f"),
-                 f(r["gbps"], ".0f"), f(r["pct_copy"], ".1f")]
-        cells += [f(r["tflops"], ".0f"), f(r["pct_mm"], ".0f")] if compute else []
-        cells += [f(r["regs"], "d"), f(r["spills"], "d"), f(r["vs_v0"], ".2f"), f(r["vs_eager"], ".2f"),
-                  f(r["vs_compile"], ".2f"), r["trajectory"]]
-        table.add_row(*cells)
-    console.print(table)
-    n_rec = sum(t["accepted"] for t in result.trajectories)
-    console.print(f"{n_rec} record(s) in {result.dataset_dir}  (datasets.load_dataset('{result.dataset_dir}'))")
+    cols = [("dtype", lambda r: r["dtype"]), ("ver", lambda r: r["version"]),
+            ("ok cfgs", lambda r: r["configs_ok"]), ("best config", lambda r: r["config"]),
+            ("ms", lambda r: f(r["median_ms"], ".4f")), ("GB/s", lambda r: f(r["gbps"], ".0f")),
+            ("% copy", lambda r: f(r["pct_copy"], ".1f")), ("TFLOP/s", lambda r: f(r["tflops"], ".0f")),
+            ("% mm", lambda r: f(r["pct_mm"], ".0f")), ("regs", lambda r: f(r["regs"], "d")),
+            ("spills", lambda r: f(r["spills"], "d")), ("x v0", lambda r: f(r["vs_v0"], ".2f")),
+            ("x eager", lambda r: f(r["vs_eager"], ".2f")), ("x comp", lambda r: f(r["vs_compile"], ".2f")),
+            ("trajectory", lambda r: r["trajectory"])]
+    rows = summary_rows(result)
+    cells = [[get(r) for _, get in cols] for r in rows]
+    keep = [i for i in range(len(cols)) if any(c[i] not in ("-", "") for c in cells)] or [0, 1]
+    hw = result.hardware
+    table = Table(title=f"kernelsynth {result.spec.name} on {hw.device_name}"
+                        + (f" (copy ceiling {hw.copy_gbps:.0f} GB/s)" if hw.copy_gbps else ""),
+                  width=None, pad_edge=False, padding=(0, 1))
+    for i in keep:
+        name = cols[i][0]
+        table.add_column(name, overflow="fold", min_width={"best config": 12, "trajectory": 8}.get(name))
+    for c in cells:
+        table.add_row(*[c[i] for i in keep])
+    return table
+
+
+def print_summary(result: RunResult, console=None) -> None:
+    """Print the summary table, the record count (with how to load them) and the rejections."""
+    import shutil
+
+    from rich.console import Console
+
+    console = console or Console(width=min(SUMMARY_WIDTH, shutil.get_terminal_size((SUMMARY_WIDTH, 24)).columns))
+    console.print(summary_table(result))
+    n_rec = result.n_records
+    if n_rec:
+        console.print(f"{n_rec} record(s) in {result.dataset_dir}  "
+                      f"(datasets.load_dataset('{result.dataset_dir}', '{result.spec.name}'))", soft_wrap=True)
     for t in result.trajectories:
         if not t["accepted"]:
             console.print(f"[yellow]rejected[/yellow] {t['dtype']}: " + "; ".join(t["reasons"]))

@@ -32,6 +32,20 @@ VERSION_FEATURES = {
     "n_spills": _i64, "shared_bytes": _i64, "max_rel_err": _f64, "trials": _i64,
 }
 
+#: One turn of the multi-turn form: TRL / transformers chat format with tool calls. ``tool_calls``
+#: is set on assistant turns that submit a version; ``name`` on tool turns (the tool that answered).
+AGENT_MESSAGE = {
+    "role": _str, "content": _str, "name": _str,
+    "tool_calls": [{"type": _str, "function": {"name": _str, "arguments": {"version": _str, "code": _str}}}],
+}
+#: The tool the multi-turn form calls, as a JSON schema (what ``apply_chat_template(tools=...)`` takes).
+TOOL_SCHEMA = {"type": _str, "function": {
+    "name": _str, "description": _str,
+    "parameters": {"type": _str, "required": Sequence(_str),
+                   "properties": {"version": {"type": _str, "description": _str},
+                                  "code": {"type": _str, "description": _str}}}}}
+TOOL_NAME = "verify_and_time"
+
 FEATURES = Features({
     "id": _str,
     "task": _str,
@@ -57,6 +71,8 @@ FEATURES = Features({
     "verification": {"passed": _bool, "performance_verified": _bool, "comparison": _str, "trials": _i64,
                      "shapes": Sequence(_str), "timing_shape": _str, "seed": _i64, "poisoned_outputs": _bool},
     "messages": [{"role": _str, "content": _str}],
+    "agent_messages": [AGENT_MESSAGE],
+    "tools": [TOOL_SCHEMA],
     "provenance": {"kernelsynth_version": _str, "spec_sha256": _str, "torch": _str, "triton": _str,
                    "cuda": _str, "driver": _str, "gpu": _str, "python": _str, "date": _str,
                    "hw_fingerprint": _str, "config": _str},
@@ -80,6 +96,10 @@ FIELD_DOCS = {
     "metrics": "headline numbers: latencies (ms) of eager, torch.compile, v0 and the best version; speedups; GB/s",
     "verification": "what was verified: trials, shapes, comparison, seed; performance_verified is false without timings",
     "messages": "the case as a chat (system, user, assistant) for fine-tuning",
+    "agent_messages": "the case as an agent trajectory: the assistant submits each version through a tool call, "
+                      "a tool turn returns what kernelsynth measured for it (verification, latency, GB/s, TFLOP/s, "
+                      "% of ceiling, registers, spills), and so on to the answer",
+    "tools": "JSON schema of the tool agent_messages calls (for apply_chat_template(tools=...))",
     "provenance": "kernelsynth version, spec SHA-256, library versions, GPU, driver, date, run config",
 }
 
@@ -94,8 +114,7 @@ def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
 
 def environment_text(hw: Hardware) -> str:
     if hw.interpret:
-        return (f"No GPU: Triton {hw.triton} interpreter on CPU tensors (torch {hw.torch}, Python {hw.python}). "
-                "Correctness is verified; no timings are taken.")
+        return f"{DRAFT} No GPU: Triton {hw.triton} interpreter on CPU tensors (torch {hw.torch}, Python {hw.python})."
     l2 = f", {hw.l2_bytes / 2**20:.0f} MiB L2" if hw.l2_bytes else ""
     text = (f"GPU: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs{l2}), driver {hw.driver}, CUDA {hw.cuda_runtime}, "
             f"torch {hw.torch}, Triton {hw.triton}. Measured ceilings: device-to-device copy "
@@ -129,9 +148,59 @@ def _perf_text(o: Dict[str, Any]) -> str:
     return text
 
 
+#: The sentence an untimed (interpreter) record carries in every text field.
+DRAFT = ("Correctness-only draft: verified on the Triton interpreter without timings; no latency, bandwidth "
+         "or ceiling was measured.")
+
+TOOLS = [{"type": "function", "function": {
+    "name": TOOL_NAME,
+    "description": ("Verify a kernel version against the reference on fresh random inputs (ragged shapes "
+                    "included) and, on a GPU, time it; returns what was measured."),
+    "parameters": {"type": "object", "required": ["version", "code"], "properties": {
+        "version": {"type": "string", "description": "version label: v0, v1, ..."},
+        "code": {"type": "string", "description": "the kernel source (a ModelNew module, or CUDA C++)"}}}}}]
+
+
+def split_expectation(rationale: str) -> tuple[str, Optional[str]]:
+    """A spec rationale as (what the version does, the author's expectation or None): the
+    expectation is the text from ``Expected:`` on. Records label it and follow it with the
+    measured value, or leave it out when nothing was measured."""
+    head, sep, tail = rationale.partition("Expected:")
+    return head.strip(), (tail.strip() or None) if sep else None
+
+
+def _measured(o: Dict[str, Any], v0_ms: Optional[float]) -> str:
+    """'X ms, Y GB/s = Z% of the measured copy bandwidth, Nx v0' from one observation."""
+    return f"{o['median_ms']:.4f} ms, {_perf_text(o)}, {_ratio(v0_ms, o['median_ms']):.2f}x v0"
+
+
+def tool_result(o: Dict[str, Any], comparison: str) -> Dict[str, Any]:
+    """What the tool turn returns for one version: the observation's own numbers, nothing else
+    (ms, GB/s, TFLOP/s, % of the measured ceilings, registers, spills); absent values left out."""
+    out: Dict[str, Any] = {"version": o["version"], "config": json.loads(o["config"]), "verified": True,
+                           "comparison": comparison, "trials": o["trials"], "max_rel_err": o["max_rel_err"]}
+    for k in ("median_ms", "p20_ms", "p80_ms", "achieved_gbps", "pct_of_copy_ceiling", "achieved_tflops",
+              "pct_of_matmul_ceiling", "n_regs", "n_spills"):
+        if o.get(k) is not None:
+            out[k] = o[k]
+    if o["median_ms"] is None:
+        out["timed"] = False
+        out["note"] = DRAFT
+    return out
+
+
+def _message(role: str, content: str, name: Optional[str] = None, call: Optional[Dict[str, str]] = None):
+    return {"role": role, "content": content, "name": name, "tool_calls": None if call is None else
+            [{"type": "function", "function": {"name": TOOL_NAME, "arguments": call}}]}
+
+
 def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key: Dict[str, Dict[str, Any]],
                  run_config: Dict[str, Any], system_prompt: str) -> Dict[str, Any]:
-    """Render one accepted trajectory as a record matching :data:`FEATURES`."""
+    """Render one accepted trajectory as a record matching :data:`FEATURES`.
+
+    Timed: the final version is the fastest verified one. Untimed (the interpreter): the last
+    version of the ladder, said so, and every text field says the record is a correctness-only
+    draft (:data:`DRAFT`) and names no ceiling or speedup."""
     dtype = traj["dtype"]
     chosen = [obs_by_key[k] for k in traj["observation_keys"]]
     baselines = {obs_by_key[k]["version"]: obs_by_key[k] for k in traj["baseline_keys"]}
@@ -151,8 +220,14 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             verdict = "verified"
         else:
             verdict = "improved" if ms < leader["median_ms"] else "no gain"
+        what, expected = split_expectation(c.rationale)
+        if timed:
+            rationale = what + (f" Spec author's expectation (not a measurement): {expected} "
+                                f"Measured: {_measured(o, v0_ms)}." if expected else "")
+        else:
+            rationale = what + " (" + DRAFT + ")"
         versions.append({
-            "version": c.version, "name": c.name, "technique": c.technique, "rationale": c.rationale,
+            "version": c.version, "name": c.name, "technique": c.technique, "rationale": rationale,
             "code": candidate_code(c), "config": o["config"], "verdict": verdict, "median_ms": ms,
             "p20_ms": o["p20_ms"], "p80_ms": o["p80_ms"], "achieved_gbps": o["achieved_gbps"],
             "pct_of_copy_ceiling": o["pct_of_copy_ceiling"], "achieved_tflops": o.get("achieved_tflops"),
@@ -160,7 +235,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             "speedup_vs_eager": _ratio(eager_ms, ms), "n_regs": o["n_regs"], "n_spills": o["n_spills"],
             "shared_bytes": o["shared_bytes"], "max_rel_err": o["max_rel_err"], "trials": o["trials"],
         })
-        line = f"{c.version} ({c.technique}). {c.rationale} "
+        line = f"{c.version} ({c.technique}). {rationale} "
         if timed:
             line += (f"Measured with config {o['config']}: {ms:.4f} ms median (p20 {o['p20_ms']:.4f}, p80 "
                      f"{o['p80_ms']:.4f}), {_perf_text(o)}, {_ratio(v0_ms, ms):.2f}x v0")
@@ -170,7 +245,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             if o["n_regs"] is not None:
                 line += f" Compiled to {o['n_regs']} registers/thread, {o['n_spills']} spills."
         else:
-            line += f"Verified with config {o['config']} on {o['trials']} trials (no timings on the interpreter)."
+            line += f"Verified with config {o['config']} on {o['trials']} trials."
         if verdict == "no gain":
             line += f" No gain over {leader['version']} ({leader['median_ms']:.4f} ms), which stays ahead."
         lines.append(line)
@@ -180,9 +255,12 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     shape_txt = "x".join(str(v) for v in spec.timing_shape.values()) if spec.timing_shape else "n/a"
     question = spec.question.format(dtype=dtype, timing_shape=shape_txt).strip() + \
         f"\n\nReference (PyTorch):\n```python\n{ref_code.strip()}\n```"
+    if not timed:
+        question += f"\n\n({DRAFT})"
     trials = min(o["trials"] for o in chosen)
+    best_c = cand_by_version[best["version"]]
     if timed:
-        answer = (f"Final kernel: {best['version']} ({cand_by_version[best['version']].technique}), config "
+        answer = (f"Final kernel: {best['version']} ({best_c.technique}), the fastest verified version, config "
                   f"{best['config']}. At {shape_txt} {dtype} it runs in {best['median_ms']:.4f} ms, "
                   f"{_perf_text(best)}; {_ratio(v0_ms, best['median_ms']):.2f}x v0")
         if eager_ms:
@@ -192,22 +270,29 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
         answer += f". Verified bit-for-bit on {trials} trials." if spec.comparison == "exact" else \
             f". Verified on {trials} trials, max relative error {best['max_rel_err']:.2e}."
     else:
-        answer = (f"Final kernel: {best['version']} ({cand_by_version[best['version']].technique}), verified on "
-                  f"{trials} trials through the Triton interpreter; not performance-verified (no GPU timings).")
-    answer_code = candidate_code(cand_by_version[best["version"]])
-    why = spec.why.strip()
+        answer = (f"{DRAFT} Final kernel: {best['version']} ({best_c.technique}), config {best['config']}, "
+                  f"chosen by ladder order (the last version of the ladder; every version verified), not by "
+                  f"speed: nothing was timed. Verified on {trials} trials.")
+    answer_code = candidate_code(best_c)
     if timed:
-        why += (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first version and "
-                f"{best['pct_of_copy_ceiling']:.1f}% of the copy ceiling.")
+        why = spec.why.strip() + (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first "
+                                  f"version and {best['pct_of_copy_ceiling']:.1f}% of the copy ceiling.")
+    else:
+        why = (f"{DRAFT} The case shows {len(chosen)} versions of a kernel for {spec.name} ({dtype}) that "
+               f"agree with the reference on {trials} trials over fresh random inputs, ragged shapes included; "
+               "it shows correctness, not performance. Run it on a GPU to measure the versions.")
     trajectory_text = "\n\n".join(lines)
-    messages = [{"role": "system", "content": system_prompt},
-                {"role": "user", "content": environment_text(hw) + "\n\n" + question},
-                {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```"
-                 + ("cuda" if cand_by_version[best["version"]].backend == "cuda" else "python") + "\n"
+    if not timed:
+        trajectory_text = DRAFT + "\n\n" + trajectory_text
+    fence = "cuda" if best_c.backend == "cuda" else "python"
+    user = environment_text(hw) + "\n\n" + question
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user},
+                {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```" + fence + "\n"
                  + answer_code.strip() + "\n```"}]
+    agent = agent_messages(spec, chosen, cand_by_version, system_prompt, user, answer, answer_code, fence, timed)
     return {
         "id": f"{spec.name}-{dtype}-{hw.target}-{traj['trajectory_id'][:12]}",
-        "task": spec.name, "category": spec.category, "backend": cand_by_version[best["version"]].backend,
+        "task": spec.name, "category": spec.category, "backend": best_c.backend,
         "dtype": dtype, "precision_policy": spec.precision.get(dtype, ""),
         "hardware": {"target": hw.target, "name": hw.device_name, "arch": hw.arch, "sm_count": hw.sm_count,
                      "l2_bytes": hw.l2_bytes, "driver": hw.driver, "interpret": hw.interpret,
@@ -231,9 +316,38 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
                          "timing_shape": shape_txt if timed else None, "seed": int(run_config["exploration"]["seed"]),
                          "poisoned_outputs": True},
         "messages": messages,
+        "agent_messages": agent,
+        "tools": TOOLS,
         "provenance": {"kernelsynth_version": __version__, "spec_sha256": spec.sha256, "torch": hw.torch,
                        "triton": hw.triton, "cuda": hw.cuda_runtime, "driver": hw.driver, "gpu": hw.device_name,
                        "python": hw.python, "date": datetime.now(timezone.utc).date().isoformat(),
                        "hw_fingerprint": hw.fingerprint, "config": json.dumps(
                            {k: v for k, v in run_config.items() if k not in LOCAL_KEYS}, sort_keys=True)},
     }
+
+
+def agent_messages(spec: TaskSpec, chosen, cand_by_version, system_prompt: str, user: str, answer: str,
+                   answer_code: str, fence: str, timed: bool):
+    """The multi-turn form: for each version, an assistant turn that explains it and submits its code
+    through a :data:`TOOL_NAME` call, then a tool turn with :func:`tool_result` of its observation;
+    a last assistant turn gives the answer and the final code."""
+    msgs = [_message("system", system_prompt),
+            _message("user", user + f"\n\nSubmit each version with the {TOOL_NAME} tool; it returns what was measured.")]
+    v0_ms = chosen[0]["median_ms"]
+    prev = None
+    for o in chosen:
+        c = cand_by_version[o["version"]]
+        what, expected = split_expectation(c.rationale)
+        text = ""
+        if prev is not None:
+            text = (f"{prev['version']} measured {_measured(prev, v0_ms)}. " if timed else
+                    f"{prev['version']} verified on {prev['trials']} trials ({DRAFT}) ")
+        text += f"{c.version}: {c.technique}. {what}"
+        if expected and timed:
+            text += f" Spec author's expectation (to be measured): {expected}"
+        msgs.append(_message("assistant", text, call={"version": c.version, "code": candidate_code(c)}))
+        msgs.append(_message("tool", json.dumps(tool_result(o, spec.comparison), sort_keys=True), name=TOOL_NAME))
+        prev = o
+    last = (f"{prev['version']} measured {_measured(prev, v0_ms)}. " if timed else "")
+    msgs.append(_message("assistant", last + answer + "\n\n```" + fence + "\n" + answer_code.strip() + "\n```"))
+    return msgs

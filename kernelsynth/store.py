@@ -76,11 +76,21 @@ def content_key(**parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
+def group_readable(path: Path) -> None:
+    """Give ``path`` the mode a plain ``open()`` would (0666 less the umask): ``mkstemp`` creates
+    0600 files, which other members of the group could not read."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename; the
+    file gets the umask's mode (:func:`group_readable`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        group_readable(Path(tmp))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -1,8 +1,12 @@
 """``kernelsynth-tools``: commands around tasks and runs, one console script with argparse
-subcommands (each is one ``cmd_<name>`` function and one ``add_parser`` call in :func:`main`).
+subcommands (each is one ``cmd_<name>`` function and one ``add_parser`` call in :func:`build_parser`).
 
-    kernelsynth-tools tasks [--search-path DIR]...   every task found, with category, dtypes,
-                                                     backends and ladder length
+    kernelsynth-tools tasks [--search-path DIR]...     every task found, with category, dtypes,
+                                                       backends and ladder length
+    kernelsynth-tools merge SWEEP_OR_RUN_DIR... [--out DIR]
+    kernelsynth-tools publish RUN_OR_SWEEP_DIR --repo-id org/name [--public]
+
+User errors print one line (``kernelsynth-tools: error: ...``) and exit with status 2.
 """
 
 from __future__ import annotations
@@ -10,7 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import List, Optional
+
+from .errors import UserError
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -43,22 +50,72 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="kernelsynth-tools",
-                                     description="Commands around kernelsynth's tasks and runs.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("tasks", help="list every task with its category, dtypes, backends and ladder length",
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Merge sweep jobs (or run directories) into one dataset (kernelsynth/merge.py)."""
+    from .merge import merge as do_merge, report
+
+    result = do_merge(args.dirs, args.out)
+    for line in report(result):
+        print(line)
+    return 1 if result.failed else 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Push the dataset of a run or a merged sweep to the Hub (kernelsynth/publish.py)."""
+    from .publish import PublishError, check_hub, push
+
+    dataset = Path(args.dir) / "dataset"
+    if not (dataset / "README.md").is_file():
+        raise UserError(f"{args.dir}: no dataset/README.md (a run or merged sweep directory holds one; "
+                        "merge a sweep first with `kernelsynth-tools merge DIR`)")
+    check_hub(args.repo_id)
+    try:
+        url = push(dataset, args.repo_id, private=not args.public)
+    except PublishError as e:
+        print(f"kernelsynth-tools: error: publishing {dataset} to {args.repo_id} failed ({e}); "
+              "the local dataset is unchanged", file=sys.stderr)
+        return 1
+    print(f"published {dataset} -> {url}  (datasets.load_dataset('{args.repo_id}', '<task>'))")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kernelsynth-tools", description="Commands around kernelsynth's tasks and runs.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    t = sub.add_parser("tasks", help="list every task with its category, dtypes, backends and ladder length",
                        description="List every task found in specs/, $KERNELSYNTH_SPECS and --search-path.")
-    p.add_argument("--search-path", action="append", default=[], metavar="DIR",
+    t.add_argument("--search-path", action="append", default=[], metavar="DIR",
                    help="another folder of task folders (like task.search_path; repeatable)")
-    p.set_defaults(func=cmd_tasks)
-    args = parser.parse_args(argv)
+    t.set_defaults(func=cmd_tasks)
+    m = sub.add_parser("merge", help="merge a sweep's jobs (or run directories) into one dataset")
+    m.add_argument("dirs", nargs="+", type=Path, help="sweep directories (multirun/...) or run directories")
+    m.add_argument("--out", type=Path, default=None, help="where the merge goes (default: the sweep directory)")
+    m.set_defaults(func=cmd_merge)
+    pub = sub.add_parser("publish", help="push the dataset of a run or merged sweep to the Hugging Face Hub")
+    pub.add_argument("dir", type=Path, help="a run directory or a merged sweep directory (holds dataset/)")
+    pub.add_argument("--repo-id", required=True, help="org/name of the Hub dataset repo")
+    pub.add_argument("--public", action="store_true", help="create the repo public (default: private)")
+    pub.set_defaults(func=cmd_publish)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run one subcommand; returns its exit status (the console script exits with it)."""
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except UserError as e:
+        print(f"kernelsynth-tools: error: {e}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # `kernelsynth-tools tasks | head`: the reader left, which is no error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
-if __name__ == "__main__":
+def console() -> None:
+    """The ``kernelsynth-tools`` console script."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()

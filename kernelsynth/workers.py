@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import threading
 import time
 import traceback
@@ -70,6 +71,7 @@ def classify(exc: BaseException) -> str:
 
 
 def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent handles it
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
     from .sandbox import refuse_foreign_signals
@@ -95,9 +97,14 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
             result = JobResult(fault, error=f"{type(exc).__name__}: {exc}"[:2000] + "\n" + tb[-4000:],
                                seconds=time.perf_counter() - start)
         try:
-            conn.send(result)
-        except Exception:  # the result itself could not be pickled
-            conn.send(JobResult("exception", error="job result could not be sent to the parent"))
+            try:
+                conn.send(result)
+            except (BrokenPipeError, ConnectionError):
+                raise
+            except Exception:  # the result itself could not be pickled
+                conn.send(JobResult("exception", error="job result could not be sent to the parent"))
+        except (BrokenPipeError, ConnectionError, EOFError):
+            return  # the parent is gone (killed, interrupted): an orphan leaves quietly
         if result.fault in RESTART_FAULTS or result.recycle:
             return
 
@@ -160,7 +167,11 @@ class WorkerPool:
         self._workers = [_Worker(self._ctx, self.env) for _ in range(self.n)]
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None:  # interrupted or failed: no waiting for jobs in flight
+            for w in self._workers + ([self._spare] if self._spare is not None else []):
+                w.kill()
+            self._workers, self._spare = [], None
         self.close()
 
     def close(self) -> None:

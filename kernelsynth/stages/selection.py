@@ -14,7 +14,9 @@ reasons, written to ``<run dir>/trajectories.parquet``. The rules are references
 4. timed runs only: the repeated timings of each chosen version agree within ``max_timing_spread``;
 5. timed runs only: the final answer -- the fastest verified version -- beats the first (v0) by
    at least ``min_speedup``. A later version that does not improve stays in the trajectory as
-   evidence ("no gain"); it does not reject the case.
+   evidence ("no gain"); it does not reject the case;
+6. at least one chosen version is a kernel: neither the reference (a v0 marked
+   ``allow_reference_ops``) nor a fallback to it.
 On the interpreter (no timings) rules 3-5 cannot be checked: the trajectory is accepted on
 correctness alone and marked ``performance_verified = false``.
 """
@@ -106,6 +108,11 @@ class Selection:
                 reasons.append(f"{cand.version}: calls the reference's own operator(s) "
                                f"{best['reference_ops_used']}: a PyTorch fallback, not a kernel record")
             chosen.append(best)
+        kernels = [c for cand, c in zip(ladder, chosen) if c is not None and not cand.allow_reference_ops
+                   and not c.get("reference_ops_used")]
+        if not kernels:
+            reasons.append("no verified version other than the reference or a fallback to it: a trajectory "
+                           "needs at least one verified kernel")
         timed = all(c is not None and c["median_ms"] is not None for c in chosen)
         speedup = None
         if timed:

@@ -1,0 +1,140 @@
+"""Every command the README and ``--help`` show is run here, on the CPU, as written, with the
+changes listed in RULES (and only those) to keep it cheap and inside a temporary folder.
+
+Commands are extracted, so commands added later are run too: the lines of ```bash blocks, and
+indented lines (4 spaces) that start with one of PROGRAMS; ``a && b`` is two commands. Indented
+Python snippets that start with ``import `` run after the commands (paths mapped the same way).
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from hub_server import TOKEN, HubServer
+
+PROGRAMS = ("python -m kernelsynth", "kernelsynth-tools ", "kernelsynth ", "pip ", "python -m pytest")
+
+#: What is changed before running, and why; every rule is applied by :func:`prepare`.
+RULES = {
+    "pip install": "not run: .ci/run performs this install before the tests (it is how they got here)",
+    "python -m pytest": "not run: this is the test run itself",
+    "hw=<gpu>": "hw=h200/h100/a100/auto become hw=cpu: CI has no GPU (a GPU target there stops in one line)",
+    "cheap": "exploration.trials=1, exploration.progress=false, task.dtypes=[float32] (unless the command sets "
+             "dtypes) and cache_dir=<tmp> are appended",
+    "dirs": "outputs/... and multirun/... paths (hydra.run.dir, hydra.sweep.dir, tool arguments) are moved under "
+            "<tmp>; a kernelsynth run without hydra.run.dir/hydra.sweep.dir gets one under <tmp>",
+    "hub": "HF_ENDPOINT points at tests/hub_server.py and HF_TOKEN is its token",
+    "same": "a command that is the same as an earlier one after these rules (only its run directory differs) "
+            "runs once",
+    "order": "python -m kernelsynth commands run first, in README order, then kernelsynth-tools commands, then "
+             "Python snippets (a merge or publish needs the runs the README made before it)",
+}
+
+
+def readme_commands(text):
+    """Commands of a Markdown text: ```bash block lines and indented lines starting with PROGRAMS."""
+    cmds, in_bash = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_bash = line.strip() == "```bash"
+            continue
+        stripped = line.strip()
+        if in_bash and stripped and not stripped.startswith("#"):
+            cmds += [c.strip() for c in stripped.split("&&")]
+        elif not in_bash and line.startswith("    ") and stripped.startswith(PROGRAMS):
+            cmds.append(stripped)
+    return list(dict.fromkeys(cmds))
+
+
+def python_snippets(text):
+    """Indented blocks (4 spaces) whose first line starts with ``import ``."""
+    out, block = [], None
+    for line in text.splitlines() + [""]:
+        if line.startswith("    ") and (block is not None or line.strip().startswith("import ")):
+            block = (block or []) + [line[4:]]
+        elif block is not None:
+            out.append("\n".join(block))
+            block = None
+    return out
+
+
+def _help_text():
+    p = subprocess.run([sys.executable, "-m", "kernelsynth", "--help"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _move(arg, tmp):
+    return re.sub(r"(^|=)(outputs|multirun)/", lambda m: f"{m.group(1)}{tmp}/{m.group(2)}/", arg)
+
+
+def prepare(cmd, tmp, i):
+    """(argv, why-not-run): the command changed by RULES, or None and the rule that skips it."""
+    if cmd.startswith("pip install"):
+        return None, RULES["pip install"]
+    if cmd.startswith("python -m pytest"):
+        return None, RULES["python -m pytest"]
+    argv = shlex.split(cmd)
+    if argv[0] == "python":
+        argv[0] = sys.executable
+    if argv[0] in ("kernelsynth", "kernelsynth-tools"):
+        argv = [sys.executable, "-m", "kernelsynth" if argv[0] == "kernelsynth" else "kernelsynth.tools"] + argv[1:]
+    argv = [re.sub(r"^hw=(h200|h100|a100|auto)$", "hw=cpu", _move(a, tmp)) for a in argv]
+    if argv[1:3] == ["-m", "kernelsynth"]:
+        if not any(a.startswith("hw=") for a in argv):
+            argv.append("hw=cpu")
+        argv += ["exploration.trials=1", "exploration.progress=false", f"cache_dir={tmp}/cache"]
+        if not any(a.startswith(("task.dtypes=", "+task.dtypes=")) for a in argv):
+            argv.append("task.dtypes=[float32]")
+        multirun = "-m" in argv[3:] or "--multirun" in argv[3:]
+        key = "hydra.sweep.dir=" if multirun else "hydra.run.dir="
+        if not any(a.startswith(key) for a in argv):
+            argv.append(f"{key}{tmp}/cmd{i}")
+    return argv, None
+
+
+def test_readme_and_help_commands_run_on_the_cpu(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    cmds = readme_commands(readme) + [c for c in readme_commands(_help_text()) if c not in readme_commands(readme)]
+    assert any(c.startswith("python -m kernelsynth -m") for c in cmds) and any("publish" in c for c in cmds)
+    runs = sorted(cmds, key=lambda c: not c.startswith("python -m kernelsynth"))
+    ran, skipped, seen = [], [], set()
+    with HubServer() as hub:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN,
+               "HF_HOME": str(tmp_path / "hf_home"), "HF_DATASETS_CACHE": str(tmp_path / "hf_datasets"),
+               "HF_HUB_DISABLE_XET": "1"}
+        for i, cmd in enumerate(runs):
+            argv, why = prepare(cmd, tmp_path, i)
+            if argv is None:
+                skipped.append((cmd, why))
+                continue
+            same = tuple(sorted(a for a in argv if not a.startswith(("hydra.run.dir=", "hydra.sweep.dir="))))
+            if same in seen and argv[2] == "kernelsynth":
+                skipped.append((cmd, RULES["same"]))
+                continue
+            seen.add(same)
+            p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+            assert p.returncode == 0, f"{cmd}\n(ran as {shlex.join(argv)})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+            ran.append(cmd)
+        for snippet in python_snippets(readme):
+            code = re.sub(r"([\"'])(outputs|multirun)/", lambda m: f"{m.group(1)}{tmp_path}/{m.group(2)}/", snippet)
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
+                               timeout=300)
+            assert p.returncode == 0, f"{snippet}\n{p.stderr[-3000:]}"
+    assert len(ran) >= 6 and all(why for _, why in skipped)
+    assert sorted(hub.state.repos) == ["org/name"]  # the README's publish commands pushed there
+
+
+@pytest.mark.parametrize("cmd, expected", [
+    ("python -m kernelsynth task=flip2d hw=h200", ["task=flip2d", "hw=cpu"]),
+    ("kernelsynth-tools merge multirun/cpu", ["merge", "/T/multirun/cpu"]),
+])
+def test_prepare_changes_only_what_the_rules_say(cmd, expected):
+    argv, _ = prepare(cmd, "/T", 0)
+    assert argv[3:3 + len(expected)] == expected
