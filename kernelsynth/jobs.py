@@ -20,6 +20,8 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 #                        integrity guard would otherwise blame on the first candidate that uses it
 
 from . import timing
+from .backends import BuildContext
+from .backends import load_source as load_backend
 from .loading import import_file
 from .verify import (VerificationFailure, VerifyPolicy, aten_ops_of, check_integrity, compare, integrity_snapshot,
                      run_reference, check_no_new_threads, digest, guard_also, parse_audit_key, process_fingerprint,
@@ -107,8 +109,9 @@ def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype):
     return _place(ref_mod.Model(*init), device, dtype)
 
 
-def _build(p: Dict[str, Any], mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype):
-    """The callable model of the job's candidate (a baseline, a ModelNew or a raw CUDA kernel)."""
+def _build(p: Dict[str, Any], backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype):
+    """The callable model of the job's candidate: a baseline (the reference, or torch.compile of
+    it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`)."""
     cand = p["candidate"]
     if cand["role"] == "baseline":
         model = _reference(ref_mod, init, device, dtype)
@@ -116,24 +119,14 @@ def _build(p: Dict[str, Any], mod, ref_mod, init: list, device: torch.device, dt
             torch._dynamo.reset()  # a fresh compile: no cache-size fallback to eager across jobs
             model = torch.compile(model, dynamic=False)
         return model
-    if cand["backend"] == "cuda":
-        from .backends.cuda import RawKernelModel
 
-        return RawKernelModel(_reference(ref_mod, init, device, dtype), Path(cand["file"]).read_text(),
-                              cand["launch"], p["interface"], cand["config"], p["dtype"], p["arch"],
-                              Path(p["cache_dir"]) if p.get("cache_dir") else None)
-    torch.manual_seed(INIT_SEED)
-    return _place(mod.ModelNew(*init, **cand["config"]), device, dtype)
+    def seeded(make):
+        torch.manual_seed(INIT_SEED)
+        return _place(make(), device, dtype)
 
-
-def _load_candidate(cand: Dict[str, Any]):
-    """The candidate's Python module (None for baselines and raw CUDA kernels)."""
-    if cand["role"] == "baseline" or cand["backend"] == "cuda":
-        return None
-    mod = import_file(cand["file"])
-    if not hasattr(mod, "ModelNew"):
-        raise AttributeError(f"{cand['file']} defines no class ModelNew(torch.nn.Module)")
-    return mod
+    return backend.build(BuildContext(module=mod, init=init, candidate=cand, dtype=p["dtype"], arch=p["arch"],
+                                      interface=p["interface"], cache_dir=p.get("cache_dir"),
+                                      reference=lambda: _reference(ref_mod, init, device, dtype), seeded=seeded))
 
 
 def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
@@ -154,12 +147,13 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand["role"] == "baseline"  # torch.compile may install hooks of its own
+    backend = None if trusted else load_backend(p["backend_source"])  # trusted code, loaded before the guard
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
     guard = None if trusted else integrity_snapshot()
     fingerprint = process_fingerprint()
     modules_before = set(sys.modules)
-    mod = _load_candidate(cand)
+    mod = None if backend is None else backend.load(cand["file"])
     built: Dict[tuple, tuple] = {}  # constructor arguments -> (candidate model, reference model)
 
     def models_for(shape):
@@ -168,7 +162,8 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         init = init_inputs(ref_mod, shape)
         key = repr(init)
         if key not in built:
-            built[key] = (_build(p, mod, ref_mod, init, device, dtype), _reference(ref_mod, init, device, dtype))
+            built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype),
+                          _reference(ref_mod, init, device, dtype))
             if guard is not None:
                 check_integrity(guard)
         return built[key]
@@ -183,9 +178,7 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
                           poison_empty=not trusted, check_threads=not trusted, guard=guard, threads_before=threads,
                           audit=None if trusted else audit)
 
-    from .backends.triton import compile_stats, kernel_ids
-
-    earlier_kernels = kernel_ids(mod) if mod is not None else set()
+    snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
     gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "first-call"))
     first_inputs = ref_mod.get_inputs(p["verify_shapes"][0], dtype, device, gen)
@@ -229,13 +222,8 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
         out["reference_ops_used"] = ",".join(o for o in ops if o in set(p.get("reference_ops") or [])) or None
         if guard is not None:
             check_integrity(guard)
-    if mod is not None:
-        out.update(compile_stats(mod, exclude=earlier_kernels))
-        from .backends.cuda import extension_stats
-
-        out.update(extension_stats(modules_before, mod))  # torch extensions (load_inline) the candidate built
-    if hasattr(model, "compile_stats"):  # raw CUDA kernels: registers, local memory, NVRTC time
-        out.update(model.compile_stats())
+    if backend is not None:  # registers, spills, shared memory, kernels, compile seconds
+        out.update(backend.compile_stats(mod, model, snapshot, modules_before))
     # A fresh worker after this job (workers.py) for trusted baselines (torch.compile's compile pool
     # starts timer threads after the job), when the payload asks (exploration.fresh_worker), or when
     # the job left threads running or the process changed (process_fingerprint). The parent also

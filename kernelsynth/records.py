@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 from datasets import Features, Sequence, Value
 
-from . import __version__
+from . import __version__, backends
 from .hardware import Hardware
 from .spec import TaskSpec
 
@@ -126,15 +126,9 @@ def environment_text(hw: Hardware) -> str:
 
 
 def candidate_code(c) -> str:
-    """The source a version is recorded with: the kernel file, and for raw CUDA kernels the
-    launch declaration from the spec (the kernel's host side)."""
-    code = Path(c.file).read_text()
-    if c.backend == "cuda" and c.launch:
-        L = c.launch
-        code += (f"\n// Launch (spec.yaml): {L['kernel']}<<<grid({', '.join(L['grid'])}), block({', '.join(L['block'])}), "
-                 f"shared {L['shared_bytes']} B>>>({', '.join(L['args'])})\n"
-                 "// compiled by NVRTC with -DKS_T=<element type> and -D<tunable>=<value>\n")
-    return code
+    """The source a version is recorded with: what its backend records
+    (:meth:`kernelsynth.backends.Backend.record_code`; raw CUDA kernels add their launch declaration)."""
+    return backends.get(c.backend).record_code(c)
 
 
 def _perf_text(o: Dict[str, Any]) -> str:
@@ -284,7 +278,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     trajectory_text = "\n\n".join(lines)
     if not timed:
         trajectory_text = DRAFT + "\n\n" + trajectory_text
-    fence = "cuda" if best_c.backend == "cuda" else "python"
+    fence = backends.get(best_c.backend).language
     user = environment_text(hw) + "\n\n" + question
     messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user},
                 {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```" + fence + "\n"

@@ -26,6 +26,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import yaml
 
+from . import backends
 from .errors import SpecError
 from .paths import SPECS_DIR  # noqa: F401 - re-exported: the built-in task folders
 
@@ -36,7 +37,6 @@ DTYPE_ITEMSIZE = {
 }
 FLOAT_DTYPES = {"float64", "float32", "float16", "bfloat16"}
 COMPARISONS = ("exact", "allclose")
-BACKENDS = ("triton", "torch", "cuda")
 BASELINES = ("eager", "compile")
 
 
@@ -442,8 +442,9 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         if not f.is_file():
             c.fail(f"{fld}.file", "an existing kernel file (relative to the spec)", cd["file"])
         backend = cd.get("backend", "triton")
-        if backend not in BACKENDS:
-            c.fail(f"{fld}.backend", f"one of {list(BACKENDS)}", backend)
+        in_specs = [n for n in backends.names() if backends.get(n).in_specs]
+        if backend not in in_specs:
+            c.fail(f"{fld}.backend", f"one of {in_specs} (kernelsynth/backends/)", backend)
         tun = cd.get("tunables") or {}
         if not isinstance(tun, dict):
             c.fail(f"{fld}.tunables", "a mapping name -> list of values", tun)
@@ -490,8 +491,9 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         c.fail("reference_ops", "a list of aten operator names (e.g. [flip, convolution])", ref_ops)
 
     interface = _interface(c, doc.get("interface"), dims)
-    if any(cd.backend == "cuda" for cd in candidates) and not interface:
-        c.fail("interface", "inputs/params/derived/output declared (a candidate has backend: cuda)")
+    needing = [cd.backend for cd in candidates if backends.get(cd.backend).needs_interface]
+    if needing and not interface:
+        c.fail("interface", f"inputs/params/derived/output declared (a candidate has backend: {needing[0]})")
     precision = doc.get("precision") or {}
     if not isinstance(precision, dict) or not all(isinstance(v, str) for v in precision.values()):
         c.fail("precision", "a mapping dtype -> text", precision)
@@ -546,14 +548,16 @@ def _interface(c: _Checker, iface, dims) -> Dict[str, Any]:
 
 
 def _launch(c: _Checker, cd, fld, backend, dims, tunables) -> Optional[Dict[str, Any]]:
-    """Validate a cuda candidate's ``launch`` block (kernel, grid, block, shared_bytes, args)."""
+    """Validate the ``launch`` block (kernel, grid, block, shared_bytes, args) of a candidate whose
+    backend takes one (:attr:`kernelsynth.backends.Backend.launch`: raw CUDA kernels)."""
     launch = cd.get("launch")
-    if backend != "cuda":
+    if not backends.get(backend).launch:
         if launch is not None:
-            c.fail(f"{fld}.launch", "no launch block (only backend: cuda candidates have one)", launch)
+            takes = [n for n in backends.names() if backends.get(n).launch]
+            c.fail(f"{fld}.launch", f"no launch block (only backend: {'/'.join(takes)} candidates have one)", launch)
         return None
     if launch is None:
-        c.fail(f"{fld}.launch", "a launch block (kernel, grid, block, args) for backend: cuda")
+        c.fail(f"{fld}.launch", f"a launch block (kernel, grid, block, args) for backend: {backend}")
     c.keys(launch, f"{fld}.launch", required=("kernel", "grid", "block", "args"), optional=("shared_bytes",))
     if not isinstance(launch["kernel"], str) or not launch["kernel"].isidentifier():
         c.fail(f"{fld}.launch.kernel", "the name of an extern \"C\" __global__ function", launch["kernel"])

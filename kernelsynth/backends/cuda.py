@@ -1,4 +1,7 @@
-"""Native CUDA C++ candidates: raw ``__global__`` kernels compiled at run time by NVRTC.
+"""The ``cuda`` backend: raw ``__global__`` kernels in a ``.cu`` file, compiled at run time by NVRTC.
+Needs a GPU (on the interpreter, CI compiles these sources with nvcc instead); the source is not
+screened (it is C++: it cannot reach the harness's Python); spec candidates carry a ``launch``
+block and the task declares its ``interface``.
 
 A spec candidate with ``backend: cuda`` names a ``.cu`` file and a ``launch`` block::
 
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..spec import evaluate
+from . import Backend, BuildContext
 
 #: C++ element type for each torch dtype name a raw kernel may be compiled for.
 CUDA_TYPES = {"float32": "float", "bfloat16": "__nv_bfloat16", "float16": "__half", "float64": "double",
@@ -310,3 +314,40 @@ def extension_stats(before: set, module=None) -> Dict[str, Any]:
     local = max(r["local"] for r in rows)
     return {"n_regs": max(r["regs"] for r in rows), "local_bytes": local, "n_spills": local // 4,
             "shared_bytes": max(r["shared"] for r in rows), "n_kernels": len(rows)}
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    needs_gpu = True
+    screened = False
+    language = "cuda"
+    launch = True
+    needs_interface = True
+
+    def record_code(self, candidate) -> str:
+        """The kernel file, then the launch declaration from the spec (the kernel's host side)."""
+        code = Path(candidate.file).read_text()
+        if candidate.launch:
+            L = candidate.launch
+            code += (f"\n// Launch (spec.yaml): {L['kernel']}<<<grid({', '.join(L['grid'])}), "
+                     f"block({', '.join(L['block'])}), shared {L['shared_bytes']} B>>>({', '.join(L['args'])})\n"
+                     "// compiled by NVRTC with -DKS_T=<element type> and -D<tunable>=<value>\n")
+        return code
+
+    def load(self, file: str):
+        return None  # nothing to import: the kernel is compiled when the model is built
+
+    def build(self, ctx: BuildContext):
+        c = ctx.candidate
+        return RawKernelModel(ctx.reference(), Path(c["file"]).read_text(), c["launch"], ctx.interface,
+                              c["config"], ctx.dtype, ctx.arch, Path(ctx.cache_dir) if ctx.cache_dir else None)
+
+    def snapshot(self, module):
+        return None
+
+    def compile_stats(self, module, model, snapshot, modules_before) -> Dict[str, Any]:
+        """:meth:`RawKernelModel.compile_stats`: registers, local memory, NVRTC seconds."""
+        return model.compile_stats()
+
+
+BACKEND = CudaBackend()

@@ -1,9 +1,20 @@
-"""Compile statistics of Triton kernels: registers, spills and shared memory per kernel."""
+"""The ``triton`` backend (the default): a Python file whose ``ModelNew`` launches ``@triton.jit``
+kernels. Runs on the Triton interpreter too; its source is screened. Also: compile statistics of
+Triton kernels (registers, spills and shared memory per kernel)."""
 
 from __future__ import annotations
 
 from types import ModuleType
 from typing import Dict, List, Optional
+
+from . import Backend
+
+
+class TritonBackend(Backend):
+    name = "triton"
+
+
+BACKEND = TritonBackend()
 
 
 def _jit_functions(module: ModuleType):

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .. import __version__
+from .. import __version__, backends
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..hardware import Hardware, load_or_measure_ceilings
@@ -84,8 +84,8 @@ class Exploration:
             work = spec.work_model(spec.timing_shape, dtype) if spec.timing_shape else {"bytes": None, "flops": None}
             entries = []
             for cand in spec.candidates:
-                if hw.interpret and cand.backend == "cuda":
-                    continue  # native CUDA needs a GPU; CI compiles these sources with nvcc instead
+                if hw.interpret and backends.get(cand.backend).needs_gpu:
+                    continue  # e.g. native CUDA; CI compiles those sources with nvcc instead
                 configs = cand.configs()
                 if hw.interpret:  # the spec's interpreter settings, under the user's pins
                     configs = cand.interpreter_configs(spec.interpret_tunables, spec.pinned,
@@ -115,6 +115,7 @@ class Exploration:
                     "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
                     "device": hw.device, "reference_ops": spec.reference_ops, "determinism": spec.determinism,
                     "interface": spec.interface, "arch": hw.arch,
+                    "backend_source": None if e["role"] == "baseline" else backends.source(e["backend"]),
                     "fresh_worker": self.fresh_worker == "always" or e["role"] == "external",
                 }
                 files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])
@@ -142,9 +143,10 @@ class Exploration:
         """Run every planned job not yet on disk; return all observations of the run directory."""
         external = load_external(self.extra_candidates, store.dir.parent)
         jobs = self.plan(spec, hw, external)
-        skipped = [c.version for c in spec.candidates if hw.interpret and c.backend == "cuda"]
+        skipped = [f"{c.version} (backend {c.backend})" for c in spec.candidates
+                   if hw.interpret and backends.get(c.backend).needs_gpu]
         if skipped:
-            log.warning("skipping %s: backend cuda needs a GPU (the interpreter runs Triton only)", ", ".join(skipped))
+            log.warning("skipping %s: needs a GPU (the interpreter runs Triton and PyTorch only)", ", ".join(skipped))
         for j in jobs:  # where compiled CUDA kernels and torch extensions are cached (not part of the key)
             j.payload["cache_dir"] = str(cache_dir)
         todo = [j for j in jobs if not store.has(j.key)]
@@ -201,7 +203,7 @@ class Exploration:
         for job in todo:
             e = job.payload["candidate"]
             findings = []
-            if e["role"] != "baseline" and e["backend"] != "cuda" and e.get("file"):
+            if e["role"] != "baseline" and backends.get(e["backend"]).screened and e.get("file"):
                 try:
                     findings = screen_source(Path(e["file"]).read_text())
                 except (SyntaxError, ValueError, OSError):

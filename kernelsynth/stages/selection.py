@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional
 
 import pyarrow as pa
 
+from .. import backends
 from ..config import SelectionConfig as _D  # the defaults, written once
 from ..spec import TaskSpec
 from ..store import atomic_write_table, content_key, rows_to_table
@@ -88,8 +89,8 @@ class Selection:
         chosen: List[Optional[Dict[str, Any]]] = []
         seen = [o for (d, _, _), rows in by.items() if d == dtype for o in rows]
         interpret = bool(seen) and all(o["interpret"] for o in seen)
-        # On the interpreter, native CUDA versions cannot run: the ladder is judged without them.
-        ladder = [c for c in spec.candidates if not (interpret and c.backend == "cuda")]
+        # On the interpreter, versions whose backend needs a GPU cannot run: the ladder is judged without them.
+        ladder = [c for c in spec.candidates if not (interpret and backends.get(c.backend).needs_gpu)]
         for cand in ladder:
             obs = by.get((dtype, "candidate", cand.version), [])
             best = _fastest(obs)

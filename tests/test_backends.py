@@ -1,0 +1,81 @@
+"""Backends are a registry (kernelsynth/backends/): what each one declares, and a backend from
+the tests folder that runs a task end to end on the CPU."""
+
+import shutil
+
+import datasets
+import pytest
+import yaml
+
+from conftest import FIXTURES, FLIP2D, compose
+from kernelsynth import backends, engine
+from kernelsynth.errors import SpecError
+from kernelsynth.spec import load_spec
+
+TOY = FIXTURES / "toy_backend" / "backend.py"
+
+
+def test_builtin_backends_declare_what_they_need():
+    got = {n: (backends.get(n).needs_gpu, backends.get(n).screened, backends.get(n).launch,
+               backends.get(n).language) for n in backends.BUILTIN}
+    assert got == {"triton": (False, True, False, "python"), "torch": (False, True, False, "python"),
+                   "torch_extension": (True, True, False, "python"), "cuda": (True, False, True, "cuda"),
+                   "external": (False, True, False, "python")}
+    with pytest.raises(KeyError, match="no backend named 'hip'"):
+        backends.get("hip")
+    with pytest.raises(ValueError, match="built in"):
+        backends.register(backends.get("cuda"))
+
+
+def test_no_backend_name_is_tested_outside_the_backends_package():
+    """Adding a backend touches its own module only (issue 12 item 3)."""
+    import re
+    from pathlib import Path
+
+    pkg = Path(backends.__file__).parent.parent
+    offenders = []
+    for f in pkg.rglob("*.py"):
+        if "backends" in f.relative_to(pkg).parts:
+            continue
+        for i, line in enumerate(f.read_text().splitlines(), 1):
+            if re.search(r"backend\S*\s*([!=]=|(not )?in [(\[{])|backend: cuda", line):
+                offenders.append(f"{f.relative_to(pkg)}:{i}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def _toy_task(tmp_path):
+    """flip2d with one more rung, v3, built by the toy backend."""
+    dst = tmp_path / "flip2d"
+    shutil.copytree(FLIP2D, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    (dst / "kernels" / "v3_toy.recipe").write_text("reverse dim=1\n")
+    doc = yaml.safe_load((dst / "spec.yaml").read_text())
+    doc["candidates"].append({"version": "v3", "name": "toy_reverse", "backend": "toy",
+                              "file": "kernels/v3_toy.recipe", "technique": "index_select with a reversed index",
+                              "rationale": "a backend registered from the tests folder"})
+    (dst / "spec.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return dst
+
+
+def test_an_unknown_backend_is_a_spec_error_naming_the_field(tmp_path, monkeypatch):
+    monkeypatch.delenv("KERNELSYNTH_BACKENDS", raising=False)
+    with pytest.raises(SpecError) as e:
+        load_spec(_toy_task(tmp_path) / "spec.yaml")
+    assert e.value.field == "candidates[3].backend"
+
+
+def test_a_backend_from_the_tests_folder_runs_a_task_end_to_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELSYNTH_BACKENDS", str(TOY))
+    task = _toy_task(tmp_path)
+    assert "toy" in backends.names() and backends.source("toy") == str(TOY.resolve())
+    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task.dtypes=[float32]",
+                   f"task.spec={task}", f"cache_dir={tmp_path / 'cache'}"])
+    result = engine.run(cfg, tmp_path / "run")
+    obs = {o["version"]: o for o in result.observations}
+    toy = obs["v3"]
+    assert (toy["backend"], toy["verdict"], toy["fault"]) == ("toy", "accepted", "ok"), toy["reason"]
+    assert toy["n_kernels"] == 1 and toy["compile_s"] == 0.0  # the backend's compile stats
+    assert toy["aten_ops"] == "arange,index_select" and toy["reference_ops_used"] is None
+    assert toy["trials"] == obs["v1"]["trials"] > 0  # the same protocol as the Triton versions
+    (record,) = datasets.load_dataset(str(result.dataset_dir), split="train")
+    assert record["backend"] == "toy"  # the last rung is the answer
+    assert "```text\nreverse dim=1\n# built by the toy backend" in record["messages"][-1]["content"]
