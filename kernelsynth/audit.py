@@ -24,16 +24,17 @@ from .verify.failures import VerificationFailure
 from .verify.transport import audit_key, tensor_of
 
 
-def expected_keys(payload: Dict[str, Any]) -> Dict[str, tuple]:
+def expected_keys(request) -> Dict[str, tuple]:
     """``{"<group>:<shape index>:<trial>": (shape, trial, special_values)}`` audited for one evaluate
-    payload: every trial of every listed shape, of each derived shape (one trial) and of the
-    timing shape. (Auditing only the last trial let a candidate be wrong on the others.)"""
+    request (a :class:`kernelsynth.contract.JobRequest`): every trial of every listed shape, of
+    each derived shape (one trial) and of the timing shape. (Auditing only the last trial let a
+    candidate be wrong on the others.)"""
     keys: Dict[str, tuple] = {}
-    special = payload["comparison"] == "exact"
-    groups = [("listed", payload["verify_shapes"], payload["trials"], special),
-              ("derived", payload.get("derived_shapes") or [], 1, False)]
-    if payload.get("timing_shape") and payload.get("time"):
-        groups.append(("timing", [payload["timing_shape"]], payload["timing_shape_trials"], False))
+    special = request.comparison == "exact"
+    groups = [("listed", request.verify_shapes, request.trials, special),
+              ("derived", request.derived_shapes or [], 1, False)]
+    if request.timing_shape and request.time:
+        groups.append(("timing", [request.timing_shape], request.timing_shape_trials, False))
     for group, shapes, trials, sv in groups:
         for si, shape in enumerate(shapes):
             for t in range(trials):

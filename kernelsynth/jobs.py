@@ -1,6 +1,8 @@
 """Jobs that run inside worker processes (see :mod:`kernelsynth.workers`).
 
-Each job takes one picklable payload (a dict) and returns a picklable dict. Nothing here runs in
+Each job takes one picklable payload and returns a picklable value: :func:`evaluate` and
+:func:`oracle` take a :class:`kernelsynth.contract.JobRequest`; :func:`evaluate` returns a
+:class:`kernelsynth.contract.EvaluateResult`. Nothing here runs in
 the parent process: this module imports torch and initialises CUDA.
 """
 
@@ -21,6 +23,7 @@ import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.
 
 from . import timing
 from .backends import BuildContext
+from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
 from .loading import import_file
 from .verify import (VerificationFailure, VerifyPolicy, aten_ops_of, check_integrity, compare, integrity_snapshot,
@@ -109,13 +112,13 @@ def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype):
     return _place(ref_mod.Model(*init), device, dtype)
 
 
-def _build(p: Dict[str, Any], backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype):
+def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype):
     """The callable model of the job's candidate: a baseline (the reference, or torch.compile of
     it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`)."""
-    cand = p["candidate"]
-    if cand["role"] == "baseline":
+    cand = p.candidate
+    if cand.trusted:
         model = _reference(ref_mod, init, device, dtype)
-        if cand["name"] == "compile":
+        if cand.name == "compile":
             torch._dynamo.reset()  # a fresh compile: no cache-size fallback to eager across jobs
             model = torch.compile(model, dynamic=False)
         return model
@@ -124,36 +127,36 @@ def _build(p: Dict[str, Any], backend, mod, ref_mod, init: list, device: torch.d
         torch.manual_seed(INIT_SEED)
         return _place(make(), device, dtype)
 
-    return backend.build(BuildContext(module=mod, init=init, candidate=cand, dtype=p["dtype"], arch=p["arch"],
-                                      interface=p["interface"], cache_dir=p.get("cache_dir"),
+    return backend.build(BuildContext(module=mod, init=init, candidate=cand, dtype=p.dtype, arch=p.arch,
+                                      interface=p.interface, cache_dir=p.cache_dir,
                                       reference=lambda: _reference(ref_mod, init, device, dtype), seeded=seeded))
 
 
-def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
+def evaluate(p: JobRequest) -> EvaluateResult:
     """Build, verify and (on a GPU) time one candidate x config x dtype.
 
-    Returns the raw measurements: ``verdict`` ("accepted" when every trial passed, else
-    "rejected"), ``reason``, ``trials``, ``max_abs_err``, ``max_rel_err``, ``median_ms``,
-    ``p20_ms``, ``p80_ms``, ``timing_spread`` (ms; None when not timed), ``first_call_s``, ``verify_s`` (seconds of the
-    correctness protocol: listed, derived and timing-shape trials), ``timing_s`` (seconds of the
-    timed measurement, with its integrity checks; absent when not timed),
-    compile stats and ``peak_mem_bytes``. Exceptions propagate to the worker loop, which turns
-    them into a fault class.
+    Returns the raw measurements (:class:`kernelsynth.contract.EvaluateResult`): the verdict
+    ("accepted" when every trial passed, else "rejected") and reason, trials, errors, the timing
+    (ms; None when not timed), ``first_call_s``, ``verify_s`` (seconds of the correctness
+    protocol: listed, derived and timing-shape trials), ``timing_s`` (seconds of the timed
+    measurement, with its integrity checks; None when not timed), the backend's compile stats,
+    ``peak_mem_bytes``, the outputs for the independent check and whether the worker is recycled.
+    Exceptions propagate to the worker loop, which turns them into a fault class.
     """
-    device = torch.device(p["device"])
-    dtype = _dtype(p["dtype"])
-    ref_mod = import_file(p["reference"])
-    cand = p["candidate"]
+    device = torch.device(p.device)
+    dtype = _dtype(p.dtype)
+    ref_mod = import_file(p.reference)
+    cand = p.candidate
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    trusted = cand["role"] == "baseline"  # torch.compile may install hooks of its own
-    backend = None if trusted else load_backend(p["backend_source"])  # trusted code, loaded before the guard
+    trusted = cand.trusted  # torch.compile may install hooks of its own
+    backend = None if trusted else load_backend(p.backend_source)  # trusted code, loaded before the guard
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
     guard = None if trusted else integrity_snapshot()
     fingerprint = process_fingerprint()
     modules_before = set(sys.modules)
-    mod = None if backend is None else backend.load(cand["file"])
+    mod = None if backend is None else backend.load(cand.file)
     built: Dict[tuple, tuple] = {}  # constructor arguments -> (candidate model, reference model)
 
     def models_for(shape):
@@ -168,79 +171,75 @@ def evaluate(p: Dict[str, Any]) -> Dict[str, Any]:
                 check_integrity(guard)
         return built[key]
 
-    model, ref_model = models_for(p["verify_shapes"][0])
-    out: Dict[str, Any] = {"verdict": "accepted", "reason": "", "trials": 0, "max_abs_err": None,
-                           "max_rel_err": None, "median_ms": None, "p20_ms": None, "p80_ms": None,
-                           "timing_spread": None, "synced_ms": None, "first_call_s": None}
-    audit: Dict[str, Any] = {}  # raw outputs for the independent check in the parent (kernelsynth/audit.py)
-    policy = VerifyPolicy(dtype=dtype, device=device, seed=p["seed"], comparison=p["comparison"],
-                          tol=(p.get("tolerance") or {}).get(p["dtype"]), determinism_tol=p.get("determinism"),
-                          poison_empty=not trusted, check_threads=not trusted, guard=guard, threads_before=threads,
-                          audit=None if trusted else audit)
+    model, ref_model = models_for(p.verify_shapes[0])
+    out = EvaluateResult()
+    policy = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison, tol=p.tol,
+                          determinism_tol=p.determinism, poison_empty=not trusted, check_threads=not trusted,
+                          guard=guard, threads_before=threads,
+                          audit=None if trusted else out.audit)  # raw outputs for kernelsynth/audit.py
 
     snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
-    gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "first-call"))
-    first_inputs = ref_mod.get_inputs(p["verify_shapes"][0], dtype, device, gen)
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "first-call"))
+    first_inputs = ref_mod.get_inputs(p.verify_shapes[0], dtype, device, gen)
     start = time.perf_counter()
     with torch.no_grad():
         model(*first_inputs)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    out["first_call_s"] = time.perf_counter() - start
+    out.first_call_s = time.perf_counter() - start
 
-    shapes = list(p["verify_shapes"])
     started = time.perf_counter()
     try:
-        rep = verify(model, ref_model, ref_mod.get_inputs, shapes, policy, trials=p["trials"],
-                     special_values=p["comparison"] == "exact", models_for=models_for, group="listed")
-        out.update(trials=rep.trials, max_abs_err=rep.max_abs_err, max_rel_err=rep.max_rel_err)
-        if p.get("derived_shapes"):  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
-            extra = verify(model, ref_model, ref_mod.get_inputs, p["derived_shapes"], policy, trials=1,
+        rep = verify(model, ref_model, ref_mod.get_inputs, list(p.verify_shapes), policy, trials=p.trials,
+                     special_values=p.comparison == "exact", models_for=models_for, group="listed")
+        out.trials, out.max_abs_err, out.max_rel_err = rep.trials, rep.max_abs_err, rep.max_rel_err
+        if p.derived_shapes:  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
+            extra = verify(model, ref_model, ref_mod.get_inputs, p.derived_shapes, policy, trials=1,
                            determinism=False, models_for=models_for, group="derived")
-            out["trials"] += extra.trials
-            out["max_abs_err"] = max(out["max_abs_err"], extra.max_abs_err)
-            out["max_rel_err"] = max(out["max_rel_err"], extra.max_rel_err)
-        if p.get("timing_shape") and p.get("time"):
-            big = verify(model, ref_model, ref_mod.get_inputs, [p["timing_shape"]], policy,
-                         trials=p["timing_shape_trials"], determinism=False, models_for=models_for, group="timing")
-            out["trials"] += big.trials
-            out["max_abs_err"] = max(out["max_abs_err"], big.max_abs_err)
-            out["max_rel_err"] = max(out["max_rel_err"], big.max_rel_err)
-            out["verify_s"] = time.perf_counter() - started
+            out.trials += extra.trials
+            out.max_abs_err = max(out.max_abs_err, extra.max_abs_err)
+            out.max_rel_err = max(out.max_rel_err, extra.max_rel_err)
+        if p.timing_shape and p.time:
+            big = verify(model, ref_model, ref_mod.get_inputs, [p.timing_shape], policy,
+                         trials=p.timing_shape_trials, determinism=False, models_for=models_for, group="timing")
+            out.trials += big.trials
+            out.max_abs_err = max(out.max_abs_err, big.max_abs_err)
+            out.max_rel_err = max(out.max_rel_err, big.max_rel_err)
+            out.verify_s = time.perf_counter() - started
             started = time.perf_counter()
-            out.update(_time(*models_for(p["timing_shape"]), ref_mod, p, policy))
-            out["timing_s"] = time.perf_counter() - started
+            out.update(_time(*models_for(p.timing_shape), ref_mod, p, policy))
+            out.timing_s = time.perf_counter() - started
     except VerificationFailure as e:
-        out.update(verdict="rejected", reason=f"wrong output: {e}")
-    out.setdefault("verify_s", time.perf_counter() - started)
+        out.verdict, out.reason = "rejected", f"wrong output: {e}"
+    if out.verify_s is None:
+        out.verify_s = time.perf_counter() - started
     if not trusted:  # which aten ops does a call dispatch? the reference's own ones mean a fallback
-        gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "aten-ops"))
-        last_model = models_for(p["verify_shapes"][-1])[0]
-        ops = aten_ops_of(last_model, ref_mod.get_inputs(p["verify_shapes"][-1], dtype, device, gen), device)
-        out["aten_ops"] = ",".join(ops)
-        out["reference_ops_used"] = ",".join(o for o in ops if o in set(p.get("reference_ops") or [])) or None
+        gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "aten-ops"))
+        last_model = models_for(p.verify_shapes[-1])[0]
+        ops = aten_ops_of(last_model, ref_mod.get_inputs(p.verify_shapes[-1], dtype, device, gen), device)
+        out.aten_ops = ",".join(ops)
+        out.reference_ops_used = ",".join(o for o in ops if o in set(p.reference_ops or [])) or None
         if guard is not None:
             check_integrity(guard)
     if backend is not None:  # registers, spills, shared memory, kernels, compile seconds
         out.update(backend.compile_stats(mod, model, snapshot, modules_before))
     # A fresh worker after this job (workers.py) for trusted baselines (torch.compile's compile pool
-    # starts timer threads after the job), when the payload asks (exploration.fresh_worker), or when
+    # starts timer threads after the job), when the request asks (exploration.fresh_worker), or when
     # the job left threads running or the process changed (process_fingerprint). The parent also
     # replaces it when the independent check fails.
-    out["recycle_worker"] = trusted or bool(p.get("fresh_worker")) or bool(thread_ids() - threads) \
+    out.recycle_worker = trusted or p.fresh_worker or bool(thread_ids() - threads) \
         or process_fingerprint() != fingerprint
-    out["audit"] = audit
     if device.type == "cuda":
-        out["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated(device))
+        out.peak_mem_bytes = int(torch.cuda.max_memory_allocated(device))
         del model
         torch.cuda.empty_cache()  # give this job's memory back before the next candidate
     return out
 
 
-def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
+def oracle(p: JobRequest) -> Dict[str, Any]:
     """The independent references (kernelsynth/audit.py): for every key of
-    :func:`kernelsynth.audit.expected_keys` of an evaluate payload ``p``, the reference output of
+    :func:`kernelsynth.audit.expected_keys` of an evaluate request ``p``, the reference output of
     that shape and trial, built from the same seeds as the candidate's worker, as
     ``{key: {"where": "shape 3x5, trial 4", "digest": digest}}`` under ``references``, and under
     ``reference_ops`` the sorted aten operator names one call of the reference dispatches (on
@@ -248,8 +247,8 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
     code."""
     from .audit import expected_keys
 
-    device, dtype = torch.device(p["device"]), _dtype(p["dtype"])
-    ref_mod = import_file(p["reference"])
+    device, dtype = torch.device(p.device), _dtype(p.dtype)
+    ref_mod = import_file(p.reference)
     models: Dict[str, Any] = {}
     refs: Dict[str, Any] = {}
     for key, (shape, t, special) in expected_keys(p).items():
@@ -257,29 +256,29 @@ def oracle(p: Dict[str, Any]) -> Dict[str, Any]:
         if repr(init) not in models:
             models[repr(init)] = _reference(ref_mod, init, device, dtype)
         _, si, _ = parse_audit_key(key)
-        inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p["seed"], dtype, device, special)
-        ref = run_reference(models[repr(init)], inputs, p["comparison"], dtype)
-        refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p["comparison"])}
-        if p["comparison"] == "allclose":  # the model is float64 now; the next shape may share it
+        inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special)
+        ref = run_reference(models[repr(init)], inputs, p.comparison, dtype)
+        refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p.comparison)}
+        if p.comparison == "allclose":  # the model is float64 now; the next shape may share it
             models.pop(repr(init))
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
-    shape = p["verify_shapes"][-1]
+    shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)
-    gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "aten-ops"))
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "aten-ops"))
     ops = aten_ops_of(_reference(ref_mod, init, device, dtype), ref_mod.get_inputs(shape, dtype, device, gen), device)
     return {"references": refs, "reference_ops": ops}
 
 
-def _time(model, ref_model, ref_mod, p, policy: VerifyPolicy) -> Dict[str, Any]:
+def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
     again at the end). The probe's clone costs one copy inside one of hundreds of repetitions."""
     dtype, device = policy.dtype, policy.device
-    gen = torch.Generator(device=device).manual_seed(trial_seed(p["seed"], "timing"))
-    inputs = list(ref_mod.get_inputs(p["timing_shape"], dtype, device, gen))
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "timing"))
+    inputs = list(ref_mod.get_inputs(p.timing_shape, dtype, device, gen))
     pristine = [x.clone() for x in inputs]
-    last, probe = [None], {"n": 0, "at": 3 + trial_seed(p["seed"], "timed-probe") % 40, "out": None}
+    last, probe = [None], {"n": 0, "at": 3 + trial_seed(p.seed, "timed-probe") % 40, "out": None}
 
     def call():  # besides the last one, one timed call at a seeded index is kept and checked
         last[0] = model(*inputs)
@@ -288,19 +287,19 @@ def _time(model, ref_model, ref_mod, p, policy: VerifyPolicy) -> Dict[str, Any]:
             probe["out"] = last[0].clone()
 
     with torch.no_grad():
-        t = timing.time_ms(call, p["warmup_ms"], p["rep_ms"], p["timing_repeats"])
-        ref = run_reference(ref_model, pristine, p["comparison"], dtype)
+        t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats)
+        ref = run_reference(ref_model, pristine, p.comparison, dtype)
     if policy.guard is not None:
         check_integrity(policy.guard)
     try:
         if policy.threads_before is not None:
             check_no_new_threads(policy.threads_before)
-        compare(last[0], ref, p["comparison"], policy.tol)
+        compare(last[0], ref, p.comparison, policy.tol)
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     if probe["out"] is not None or probe["n"] >= probe["at"]:
         try:
-            compare(probe["out"], ref, p["comparison"], policy.tol)
+            compare(probe["out"], ref, p.comparison, policy.tol)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}): {e}") from None
     return {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],

@@ -30,9 +30,9 @@ OBSERVATION_SCHEMA = pa.schema([
     ("config", pa.string()),              # JSON of the tunables (BLOCK_M, BLOCK_N, num_warps, ...)
     ("dtype", pa.string()),
     ("verdict", pa.string()),             # "accepted" (verified) or "rejected"
-    ("fault", pa.string()),               # ok, wrong_output, compile_error, exception, cuda_error,
-                                          # oom, timeout, crashed, exit_called, tampering,
-                                          # timing_integrity, audit, screened
+    ("fault", pa.string()),               # a kernelsynth.contract.Fault value: ok, wrong_output,
+                                          # compile_error, exception, cuda_error, oom, timeout, crashed,
+                                          # exit_called, tampering, timing_integrity, audit, screened
     ("reason", pa.string()),
     ("trials", pa.int64()),
     ("verify_shapes", pa.string()),       # JSON list of shapes
@@ -60,6 +60,7 @@ OBSERVATION_SCHEMA = pa.schema([
     ("n_kernels", pa.int64()),
     ("first_call_s", pa.float64()),       # wall time of the first call (JIT compile unless cached)
     ("compile_s", pa.float64()),          # CUDA: NVRTC seconds (cubin load time on a disk-cache hit)
+    ("compile_cached", pa.bool_()),       # CUDA: the cubin came from the disk cache (compile_s is a load)
     ("peak_mem_bytes", pa.int64()),
     ("verify_s", pa.float64()),           # the correctness protocol (all verify trials), seconds
     ("timing_s", pa.float64()),           # the timed measurement and its integrity checks, seconds

@@ -5,13 +5,13 @@ state never leaks in) and runs jobs -- functions of :mod:`kernelsynth.jobs` call
 them. Whatever a job does, the parent gets a :class:`JobResult`:
 
 * ``ok``: the function returned;
-* a fault class when it did not: ``compile_error``, ``exception``, ``tampering`` (the candidate
+* a fault class (:class:`kernelsynth.contract.Fault`) when it did not: ``compile_error``, ``exception``, ``tampering`` (the candidate
   replaced a function of torch, triton or the harness), ``cuda_error`` (an illegal
   memory access or other sticky CUDA error), ``oom``, ``exit_called`` (sys.exit), ``crashed``
   (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit).
 
 After ``cuda_error``, ``crashed``, ``timeout``, ``exit_called`` and ``tampering`` the worker is killed and replaced, so the next
-job starts on a clean CUDA context. So is a worker whose job returned ``recycle_worker: True``
+job starts on a clean CUDA context. So is a worker whose job's result has ``recycle_worker`` set
 (:func:`kernelsynth.jobs.evaluate` does after torch.compile baselines and after candidates that
 left Python threads running: torch.compile's compile pool starts timer threads later, and the
 next candidate's thread check would blame them on it). See references/EXPLORATION.md, "Isolation".
@@ -29,45 +29,51 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-#: Fault classes after which the worker's process (and CUDA context) is not reused.
-RESTART_FAULTS = {"cuda_error", "crashed", "timeout", "exit_called", "tampering"}
+from .contract import RESTART_FAULTS, Fault
+from .verify.failures import TamperingError
 
 
 @dataclass
 class JobResult:
-    """What one job produced. ``value`` when ``fault == "ok"``; else ``error`` holds the message."""
+    """What one job produced. ``value`` when ``fault`` is ``Fault.OK``; else ``error`` holds the message."""
 
-    fault: str
+    fault: Fault
     value: Any = None
     error: str = ""
     seconds: float = 0.0
-    #: the job asked for a fresh process after it (``value["recycle_worker"]``): it left threads,
-    #: hooks or compile pools behind that would be blamed on the next job
+    #: the job asked for a fresh process after it (its result's ``recycle_worker``): it left
+    #: threads, hooks or compile pools behind that would be blamed on the next job
     recycle: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.fault == "ok"
+        return self.fault is Fault.OK
 
 
-def classify(exc: BaseException) -> str:
+def classify(exc: BaseException) -> Fault:
     """Map an exception raised inside a worker to a fault class (see module docstring)."""
     if isinstance(exc, SystemExit):
-        return "exit_called"
-    if type(exc).__name__ == "TamperingError":
-        return "tampering"
+        return Fault.EXIT_CALLED
+    if isinstance(exc, TamperingError):
+        return Fault.TAMPERING
     name = type(exc).__name__
     text = str(exc)
     low = text.lower()
     if name == "OutOfMemoryError" or any(m in low for m in ("out of memory", "not enough memory",
                                                              "can't allocate memory", "cannot allocate memory")):
-        return "oom"
+        return Fault.OOM
     if name in ("CompilationError", "CompileTimeAssertionFailure", "InterpreterError") or "compil" in type(exc).__module__:
-        return "compile_error"
+        return Fault.COMPILE_ERROR
     if "CUDA error" in text or "illegal memory access" in text or "unspecified launch failure" in text \
             or "AcceleratorError" in name:
-        return "cuda_error"
-    return "exception"
+        return Fault.CUDA_ERROR
+    return Fault.EXCEPTION
+
+
+def finished(value: Any, seconds: float) -> JobResult:
+    """The result of a job that returned ``value``: recycled when the value's ``recycle_worker``
+    field says so (:class:`kernelsynth.contract.EvaluateResult`); nothing is taken out of it."""
+    return JobResult(Fault.OK, value, seconds=seconds, recycle=bool(getattr(value, "recycle_worker", False)))
 
 
 def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
@@ -89,8 +95,7 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
         start = time.perf_counter()
         try:
             value = getattr(jobs, name)(payload)
-            recycle = bool(value.pop("recycle_worker", False)) if isinstance(value, dict) else False
-            result = JobResult("ok", value, seconds=time.perf_counter() - start, recycle=recycle)
+            result = finished(value, time.perf_counter() - start)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an observation
             fault = classify(exc)
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -102,7 +107,7 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
             except (BrokenPipeError, ConnectionError):
                 raise
             except Exception:  # the result itself could not be pickled
-                conn.send(JobResult("exception", error="job result could not be sent to the parent"))
+                conn.send(JobResult(Fault.EXCEPTION, error="job result could not be sent to the parent"))
         except (BrokenPipeError, ConnectionError, EOFError):
             return  # the parent is gone (killed, interrupted): an orphan leaves quietly
         if result.fault in RESTART_FAULTS or result.recycle:
@@ -220,17 +225,17 @@ class WorkerPool:
                 try:
                     result = _recv_before(w, start + self.timeout_s)
                     if result is None:  # readable, but the message never completed: a forged header
-                        result = JobResult("timeout", error=f"the worker's result did not arrive complete within "
+                        result = JobResult(Fault.TIMEOUT, error=f"the worker's result did not arrive complete within "
                                            f"{self.timeout_s:.0f} s of the job's start; worker killed",
                                            seconds=time.monotonic() - start)
-                    elif not isinstance(result, JobResult):
-                        result = JobResult("exception", error=f"the worker sent {type(result).__name__}, not a JobResult",
-                                           seconds=time.monotonic() - start)
+                    elif not isinstance(result, JobResult) or not isinstance(result.fault, Fault):
+                        result = JobResult(Fault.EXCEPTION, error=f"the worker sent {type(result).__name__}, not a JobResult "
+                                           "with a Fault", seconds=time.monotonic() - start)
                 except (EOFError, OSError):
                     w.proc.join(timeout=5)
                     code = w.proc.exitcode
                     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-                    result = JobResult("crashed", error=f"worker process {how} during the job",
+                    result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job",
                                        seconds=time.monotonic() - start)
                 parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
                 if result.fault in RESTART_FAULTS or result.recycle or parent_says:
@@ -243,7 +248,7 @@ class WorkerPool:
                 if now - start >= self.timeout_s:
                     del busy[conn]
                     idle.append(self._replace(w))
-                    yield idx, JobResult("timeout", error=f"no result within {self.timeout_s:.0f} s; worker killed",
+                    yield idx, JobResult(Fault.TIMEOUT, error=f"no result within {self.timeout_s:.0f} s; worker killed",
                                          seconds=now - start)
 
     def _replace(self, w: _Worker) -> _Worker:

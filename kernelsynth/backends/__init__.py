@@ -34,7 +34,8 @@ class BuildContext:
     """What :meth:`Backend.build` gets in the worker, for one shape's constructor arguments.
 
     ``module``: what :meth:`Backend.load` returned. ``init``: the reference's constructor
-    arguments. ``candidate``: the request's candidate entry (``file``, ``config``, ``launch``).
+    arguments. ``candidate``: the request's :class:`kernelsynth.contract.CandidateRef` (``file``,
+    ``config``, ``launch``).
     ``dtype``: torch dtype name; ``arch``: ``"sm_90"`` (None on the interpreter);
     ``interface``: the task's tensor interface ({} when none). ``cache_dir``: where compiled
     kernels are cached. ``reference()``: a fresh reference model from the seed, on the job's device
@@ -42,7 +43,7 @@ class BuildContext:
 
     module: Any
     init: List[Any]
-    candidate: Dict[str, Any]
+    candidate: Any
     dtype: str
     arch: Optional[str]
     interface: Dict[str, Any]
@@ -87,7 +88,7 @@ class Backend:
 
     def build(self, ctx: BuildContext):
         """The callable model: ``ModelNew(*init, **config)``, seeded, on the device and dtype."""
-        return ctx.seeded(lambda: ctx.module.ModelNew(*ctx.init, **ctx.candidate["config"]))
+        return ctx.seeded(lambda: ctx.module.ModelNew(*ctx.init, **ctx.candidate.config))
 
     def snapshot(self, module) -> Any:
         """State before the job's first call that :meth:`compile_stats` compares against (here:

@@ -339,8 +339,8 @@ class CudaBackend(Backend):
 
     def build(self, ctx: BuildContext):
         c = ctx.candidate
-        return RawKernelModel(ctx.reference(), Path(c["file"]).read_text(), c["launch"], ctx.interface,
-                              c["config"], ctx.dtype, ctx.arch, Path(ctx.cache_dir) if ctx.cache_dir else None)
+        return RawKernelModel(ctx.reference(), Path(c.file).read_text(), c.launch, ctx.interface,
+                              c.config, ctx.dtype, ctx.arch, Path(ctx.cache_dir) if ctx.cache_dir else None)
 
     def snapshot(self, module):
         return None

@@ -9,7 +9,7 @@ The contract is references/EXPLORATION.md.
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
 import logging
 import os
@@ -21,12 +21,13 @@ from typing import Any, Dict, List, Optional
 from .. import __version__, backends
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..config import ExplorationConfig as _D  # the defaults, written once
+from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, result_columns
 from ..hardware import Hardware, load_or_measure_ceilings
 from ..external import ExternalCandidate, load_external
 from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
 from ..shapes import derived_shapes
-from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, content_key, rows_to_table
+from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, rows_to_table
 from ..workers import JobResult, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -34,11 +35,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Job:
-    """One attempt to run: what the worker gets (``payload``) and the observation's identity."""
+    """One attempt to run: what the worker gets (``request``, final: ``key`` is its
+    :meth:`~kernelsynth.contract.JobRequest.key`) and the observation's identity (``row``)."""
 
     key: str
     row: Dict[str, Any]
-    payload: Dict[str, Any]
+    request: JobRequest
 
     @property
     def label(self) -> str:
@@ -70,9 +72,11 @@ class Exploration:
         self.screen_sources = screen_sources
 
     # ------------------------------------------------------------------ planning
-    def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None) -> List[Job]:
+    def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
+             cache_dir: Optional[Path] = None) -> List[Job]:
         """Every job of the run, in a stable order: dtype, then candidates (v0..vN), then external
-        candidates (``role="external"``, one job each, no tunables), then baselines."""
+        candidates (``role="external"``, one job each, no tunables), then baselines. ``cache_dir``:
+        where workers cache compiled kernels (not part of the key)."""
         timed = not hw.interpret and spec.timing_shape is not None
         listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
         derived = derived_shapes(listed, self.seed) if spec.derived_shapes else []
@@ -82,7 +86,7 @@ class Exploration:
             dtypes = spec.interpret_dtypes
         for dtype in dtypes:
             work = spec.work_model(spec.timing_shape, dtype) if spec.timing_shape else {"bytes": None, "flops": None}
-            entries = []
+            entries: List[CandidateRef] = []
             for cand in spec.candidates:
                 if hw.interpret and backends.get(cand.backend).needs_gpu:
                     continue  # e.g. native CUDA; CI compiles those sources with nvcc instead
@@ -91,50 +95,39 @@ class Exploration:
                     configs = cand.interpreter_configs(spec.interpret_tunables, spec.pinned,
                                                        self.interpreter_max_configs)
                 for cfg in configs:
-                    entries.append(dict(role="candidate", version=cand.version, name=cand.name,
-                                        backend=cand.backend, file=str(cand.file), config=cfg,
-                                        **({"launch": cand.launch} if cand.launch else {})))
+                    entries.append(CandidateRef("candidate", cand.version, cand.name, cand.backend, str(cand.file),
+                                                cfg, cand.launch))
             for ext in external or []:
-                entries.append(dict(role="external", version=ext.name, name=ext.name, backend="external",
-                                    file=str(ext.file), config={}))
+                entries.append(CandidateRef("external", ext.name, ext.name, "external", str(ext.file)))
             if self.baselines and timed:
                 for b in spec.baselines:
-                    entries.append(dict(role="baseline", version=b, name=b, backend="torch", file=None, config={}))
+                    entries.append(CandidateRef("baseline", b, b, "torch", None))
             for e in entries:
                 # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md rule 12); not
                 # for the trusted baselines: torch.compile(dynamic=False) recompiles per shape and
                 # falls back to eager past dynamo's recompile limit (8)
-                extra = derived if e["role"] != "baseline" else []
-                shapes = listed + extra
-                payload = {
-                    "reference": str(spec.reference), "candidate": e, "dtype": dtype,
-                    "verify_shapes": listed, "derived_shapes": extra,
-                    "timing_shape": spec.timing_shape if timed else None,
-                    "time": timed, "trials": self.trials, "timing_shape_trials": self.timing_shape_trials,
-                    "seed": self.seed, "comparison": spec.comparison, "tolerance": spec.tolerance,
-                    "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "timing_repeats": self.timing_repeats,
-                    "device": hw.device, "reference_ops": spec.reference_ops, "determinism": spec.determinism,
-                    "interface": spec.interface, "arch": hw.arch,
-                    "backend_source": None if e["role"] == "baseline" else backends.source(e["backend"]),
-                    "fresh_worker": self.fresh_worker == "always" or e["role"] == "external",
-                }
-                files = [spec.reference] + ([Path(e["file"])] if e["file"] else [])
-                key = content_key(spec=spec.sha256, candidate=e, dtype=dtype, shapes=shapes,
-                                  sources=[hashlib.sha256(f.read_bytes()).hexdigest() for f in files],
-                                  timing_shape=payload["timing_shape"], trials=self.trials,
-                                  timing_shape_trials=self.timing_shape_trials, seed=self.seed,
-                                  hw=hw.fingerprint, kernelsynth=__version__,
-                                  timing=[self.warmup_ms, self.rep_ms, self.timing_repeats])
+                extra = derived if not e.trusted else []
+                request = JobRequest(
+                    reference=str(spec.reference), candidate=e,
+                    backend_source=None if e.trusted else backends.source(e.backend), dtype=dtype,
+                    verify_shapes=listed, derived_shapes=extra, timing_shape=spec.timing_shape if timed else None,
+                    time=timed, trials=self.trials, timing_shape_trials=self.timing_shape_trials, seed=self.seed,
+                    comparison=spec.comparison, tolerance=spec.tolerance, determinism=spec.determinism,
+                    warmup_ms=self.warmup_ms, rep_ms=self.rep_ms, timing_repeats=self.timing_repeats,
+                    device=hw.device, arch=hw.arch, reference_ops=spec.reference_ops, interface=spec.interface,
+                    fresh_worker=self.fresh_worker == "always" or e.role == "external",
+                    cache_dir=str(cache_dir) if cache_dir is not None else None)
+                key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
-                    "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e["role"],
-                    "version": e["version"], "name": e["name"], "backend": e["backend"],
-                    "config": json.dumps(e["config"], sort_keys=True), "dtype": dtype,
-                    "verify_shapes": json.dumps(shapes),
+                    "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,
+                    "version": e.version, "name": e.name, "backend": e.backend,
+                    "config": json.dumps(e.config, sort_keys=True), "dtype": dtype,
+                    "verify_shapes": json.dumps(listed + extra),
                     "timing_shape": json.dumps(spec.timing_shape) if timed else None,
                     "bytes": work["bytes"], "flops": work["flops"], "device": hw.device_name,
                     "hw_fingerprint": hw.fingerprint, "interpret": hw.interpret,
                 }
-                jobs.append(Job(key, row, payload))
+                jobs.append(Job(key, row, request))
         return jobs
 
     # ------------------------------------------------------------------ running
@@ -142,13 +135,11 @@ class Exploration:
             console=None) -> List[Dict[str, Any]]:
         """Run every planned job not yet on disk; return all observations of the run directory."""
         external = load_external(self.extra_candidates, store.dir.parent)
-        jobs = self.plan(spec, hw, external)
+        jobs = self.plan(spec, hw, external, cache_dir)
         skipped = [f"{c.version} (backend {c.backend})" for c in spec.candidates
                    if hw.interpret and backends.get(c.backend).needs_gpu]
         if skipped:
             log.warning("skipping %s: needs a GPU (the interpreter runs Triton and PyTorch only)", ", ".join(skipped))
-        for j in jobs:  # where compiled CUDA kernels and torch extensions are cached (not part of the key)
-            j.payload["cache_dir"] = str(cache_dir)
         todo = [j for j in jobs if not store.has(j.key)]
         if len(todo) < len(jobs):
             log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
@@ -180,18 +171,19 @@ class Exploration:
         Raises RuntimeError when the reference itself fails (the task is broken, not a candidate)."""
         refs: Dict[str, Dict[str, Any]] = {}
         for j in todo:
-            dtype = j.payload["dtype"]
-            if j.row["role"] == "baseline" or dtype in refs:
+            dtype = j.request.dtype
+            if j.request.candidate.trusted or dtype in refs:
                 continue
-            res = pool.run("oracle", j.payload)
+            res = pool.run("oracle", j.request)
             if not res.ok:
                 raise RuntimeError(f"the reference failed on the audited shapes ({dtype}, {res.fault}): {res.error}")
             refs[dtype] = res.value["references"]
             # the aten ops the reference dispatched, with the spec's own, for the fallback check
-            ops = merge_reference_ops(j.payload["reference_ops"], res.value.get("reference_ops") or [])
+            # (a new request: reference_ops is not part of the key, KEY_EXCLUDED says why)
+            ops = merge_reference_ops(j.request.reference_ops, res.value.get("reference_ops") or [])
             for other in todo:
-                if other.payload["dtype"] == dtype:
-                    other.payload["reference_ops"] = ops
+                if other.request.dtype == dtype:
+                    other.request = dataclasses.replace(other.request, reference_ops=ops)
         return refs
 
     def _screen(self, todo: List[Job], store: ObservationStore, counts: Dict[str, int]) -> List[Job]:
@@ -201,18 +193,18 @@ class Exploration:
             return todo
         left = []
         for job in todo:
-            e = job.payload["candidate"]
+            e = job.request.candidate
             findings = []
-            if e["role"] != "baseline" and backends.get(e["backend"]).screened and e.get("file"):
+            if not e.trusted and backends.get(e.backend).screened and e.file:
                 try:
-                    findings = screen_source(Path(e["file"]).read_text())
+                    findings = screen_source(Path(e.file).read_text())
                 except (SyntaxError, ValueError, OSError):
                     findings = []  # the worker's import reports it as the candidate's own error
             if not findings:
                 left.append(job)
                 continue
             row = dict(job.row, timestamp=datetime.now(timezone.utc).isoformat(), wall_s=0.0, verdict="rejected",
-                       fault="screened", reason=("source screen: " + "; ".join(findings[:6]) + " -- a kernel has no "
+                       fault=Fault.SCREENED.value, reason=("source screen: " + "; ".join(findings[:6]) + " -- a kernel has no "
                                                  "reason to reach frames, the heap or the harness (VERIFICATION.md rule 20)"))
             store.append(row)
             counts["rejected"] += 1
@@ -234,23 +226,24 @@ class Exploration:
             def audit(idx: int, result: JobResult) -> bool:
                 """The independent check (kernelsynth/audit.py); True (the worker is replaced: its
                 process was interfered with) when it fails."""
-                p = todo[idx].payload
-                if not result.ok or todo[idx].row["role"] == "baseline" or references is None \
-                        or result.value.get("verdict") != "accepted":
+                p = todo[idx].request
+                if not isinstance(result.value, EvaluateResult):
+                    return result.ok  # a forged value (observation_row rejects it): a fresh worker
+                if not result.ok or p.candidate.trusted or references is None \
+                        or result.value.verdict != "accepted":
                     return False
-                problem = audit_problem(result.value.get("audit"), references.get(p["dtype"], {}),
-                                        p["comparison"], (p.get("tolerance") or {}).get(p["dtype"]))
+                problem = audit_problem(result.value.audit, references.get(p.dtype, {}), p.comparison, p.tol)
                 if problem:
                     problems[idx] = problem
                 return bool(problem)
 
-            for idx, result in pool.map("evaluate", [j.payload for j in todo],
+            for idx, result in pool.map("evaluate", [j.request for j in todo],
                                         on_start=lambda i: bar.update(task, description=todo[i].label), recycle=audit):
                 job = todo[idx]
                 row = observation_row(job, result, hw)
                 problem = problems.pop(idx, None)
                 if row["verdict"] == "accepted" and problem:
-                    row.update(verdict="rejected", fault="audit", reason=(
+                    row.update(verdict="rejected", fault=Fault.AUDIT.value, reason=(
                         f"independent check: {problem} -- the in-process verification passed, so the "
                         "candidate interfered with the harness (references/VERIFICATION.md, rule 18)")[:4000])
                 store.append(row)
@@ -266,19 +259,21 @@ class Exploration:
 
 
 def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]:
-    """The observation for one finished job: raw worker measurements plus derived metrics
-    (achieved GB/s = bytes / median; % of the measured copy ceiling; roofline floor in ms)."""
+    """The observation for one finished job: the planned row, every column of the worker's
+    :class:`~kernelsynth.contract.EvaluateResult` (:func:`~kernelsynth.contract.result_columns`),
+    plus derived metrics (achieved GB/s = bytes / median; % of the measured copy ceiling; roofline
+    floor in ms)."""
     row = dict(job.row, timestamp=datetime.now(timezone.utc).isoformat(), wall_s=result.seconds)
+    if result.ok and not isinstance(result.value, EvaluateResult):
+        result = JobResult(Fault.EXCEPTION, error=f"the worker sent {type(result.value).__name__}, not an "
+                           "EvaluateResult", seconds=result.seconds)
     if not result.ok:
-        return row | {"verdict": "rejected", "fault": result.fault,
+        return row | {"verdict": "rejected", "fault": result.fault.value,
                       "reason": f"{result.fault}: {result.error.splitlines()[0] if result.error else ''}"[:2000]
                                 + ("\n" + result.error[-3000:] if result.error else "")}
     v = result.value
-    row.update({k: v.get(k) for k in ("verdict", "reason", "trials", "max_abs_err", "max_rel_err", "median_ms",
-                                       "p20_ms", "p80_ms", "timing_spread", "synced_ms", "n_regs", "n_spills", "shared_bytes",
-                                       "n_kernels", "first_call_s", "compile_s", "local_bytes", "peak_mem_bytes", "aten_ops", "verify_s", "timing_s",
-                                       "reference_ops_used")})
-    row["fault"] = "ok" if v["verdict"] == "accepted" else "wrong_output"
+    row.update({k: getattr(v, k) for k in result_columns()})
+    row["fault"] = (Fault.OK if v.verdict == "accepted" else Fault.WRONG_OUTPUT).value
     ms = row["median_ms"]
     if ms and row["bytes"]:
         row["achieved_gbps"] = row["bytes"] / (ms * 1e-3) / 1e9
@@ -295,7 +290,7 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
     if row["verdict"] == "accepted" and ms:
         problem = timing_integrity(row)
         if problem:
-            row.update(verdict="rejected", fault="timing_integrity", reason=f"timing integrity: {problem}")
+            row.update(verdict="rejected", fault=Fault.TIMING_INTEGRITY.value, reason=f"timing integrity: {problem}")
     return row
 
 

@@ -1,0 +1,195 @@
+"""The typed contract between the parent and its workers (no torch: both sides import it).
+
+The parent plans one :class:`JobRequest` per candidate x config x dtype
+(:mod:`kernelsynth.stages.exploration`), keyed by :meth:`JobRequest.key` once it is final (a
+frozen dataclass: nothing changes it afterwards). A worker runs :func:`kernelsynth.jobs.evaluate`
+on it and returns an :class:`EvaluateResult`; the pool wraps it in a
+:class:`kernelsynth.workers.JobResult` with a :class:`Fault`. Every field of the result lands in
+an observation column (:data:`kernelsynth.store.OBSERVATION_SCHEMA`) unless
+:data:`RESULT_NOT_IN_ROW` says why not. The same request drives the independent references
+(:func:`kernelsynth.jobs.oracle`, :func:`kernelsynth.audit.expected_keys`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+
+class Fault(str, Enum):
+    """Why an attempt produced no accepted observation (``ok`` when it did). Stored in the
+    ``fault`` column as its value. references/EXPLORATION.md, "Fault classes"."""
+
+    OK = "ok"
+    WRONG_OUTPUT = "wrong_output"          # the verification protocol rejected the output
+    COMPILE_ERROR = "compile_error"        # Triton or NVRTC rejected the source
+    EXCEPTION = "exception"                # any other exception in the job
+    CUDA_ERROR = "cuda_error"              # an illegal memory access or another sticky CUDA error
+    OOM = "oom"                            # out of device or host memory
+    TIMEOUT = "timeout"                    # no (complete) result within the per-job limit
+    CRASHED = "crashed"                    # the worker process died (a signal, os._exit)
+    EXIT_CALLED = "exit_called"            # the candidate called sys.exit
+    TAMPERING = "tampering"                # a guarded function of torch, triton or the harness was replaced
+    TIMING_INTEGRITY = "timing_integrity"  # a latency that cannot be believed (below the floor, escaped work)
+    AUDIT = "audit"                        # the independent check in the parent disagreed
+    SCREENED = "screened"                  # the source screen rejected it before it ran
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+#: Faults after which the worker's process (and CUDA context) is not reused.
+RESTART_FAULTS = frozenset({Fault.CUDA_ERROR, Fault.CRASHED, Fault.TIMEOUT, Fault.EXIT_CALLED, Fault.TAMPERING})
+
+
+@dataclass(frozen=True)
+class CandidateRef:
+    """Which candidate a job runs. ``role``: ``candidate`` (a spec rung), ``external`` or
+    ``baseline`` (``name``: ``eager`` or ``compile``). ``file``: its source (None for baselines);
+    ``config``: its tunables; ``launch``: the spec's launch block (backends that take one)."""
+
+    role: str
+    version: str
+    name: str
+    backend: str
+    file: Optional[str]
+    config: Dict[str, Any] = field(default_factory=dict)
+    launch: Optional[Dict[str, Any]] = None
+
+    @property
+    def trusted(self) -> bool:
+        """Baselines are built by the harness from the reference: no guard, no poisoning."""
+        return self.role == "baseline"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """Everything a worker needs to build, verify and time one candidate x config x dtype.
+
+    Shapes are dicts of named dims. ``reference``: the task's reference file. ``backend_source``:
+    where the worker loads the candidate's backend (:func:`kernelsynth.backends.source`; None for
+    baselines). ``verify_shapes``: the listed shapes; ``derived_shapes``: the harness's fresh ones
+    (VERIFICATION.md rule 12); ``timing_shape``/``time``: timed at that shape when ``time``.
+    ``trials``/``timing_shape_trials``: trials per listed shape / at the timing shape. ``seed``:
+    the run seed. ``comparison``/``tolerance`` (``{dtype: {"atol", "rtol"}}``)/``determinism``
+    (``{"atol", "rtol"}`` or None): the spec's rules. ``warmup_ms``/``rep_ms``/``timing_repeats``:
+    do_bench settings. ``device``: ``"cuda"`` or ``"cpu"``; ``arch``: ``"sm_90"`` or None.
+    ``reference_ops``: aten operators of the reference (fallback detection). ``interface``: the
+    task's tensor interface. ``fresh_worker``: replace the worker after this job. ``cache_dir``:
+    where compiled kernels and torch extensions are cached."""
+
+    reference: str
+    candidate: CandidateRef
+    backend_source: Optional[str]
+    dtype: str
+    verify_shapes: List[Dict[str, int]]
+    derived_shapes: List[Dict[str, int]]
+    timing_shape: Optional[Dict[str, int]]
+    time: bool
+    trials: int
+    timing_shape_trials: int
+    seed: int
+    comparison: str
+    tolerance: Dict[str, Dict[str, float]]
+    determinism: Optional[Dict[str, float]]
+    warmup_ms: float
+    rep_ms: float
+    timing_repeats: int
+    device: str
+    arch: Optional[str]
+    reference_ops: List[str]
+    interface: Dict[str, Any]
+    fresh_worker: bool
+    cache_dir: Optional[str]
+
+    @property
+    def tol(self) -> Optional[Dict[str, float]]:
+        """The tolerance of this job's dtype (None: none declared, e.g. ``exact``)."""
+        return (self.tolerance or {}).get(self.dtype)
+
+    def key(self, **context: Any) -> str:
+        """The resume key: a content hash of every field except :data:`KEY_EXCLUDED`, the bytes
+        of the reference and candidate files, and ``context`` (spec hash, hardware fingerprint,
+        kernelsynth version). Equal keys: the same measurement."""
+        parts = {k: v for k, v in asdict(self).items() if k not in KEY_EXCLUDED}
+        files = [self.reference] + ([self.candidate.file] if self.candidate.file else [])
+        parts["sources"] = [hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in files]
+        from .store import content_key
+
+        return content_key(**parts, **context)
+
+
+#: Request fields that do not change what is measured, so not part of :meth:`JobRequest.key`.
+KEY_EXCLUDED = {
+    "cache_dir": "where compiled kernels are cached: a cache hit gives the same kernel",
+    "fresh_worker": "isolation of the next job; this job's measurement is the same",
+    "reference_ops": "the spec's (in the spec hash) and those the reference dispatches (its source is hashed)",
+}
+
+
+@dataclass
+class EvaluateResult:
+    """What :func:`kernelsynth.jobs.evaluate` measured (units in the names: ms, s, bytes).
+
+    ``verdict``: ``accepted`` (every trial passed) or ``rejected`` (``reason`` says why).
+    ``trials``: trials run. ``max_abs_err``/``max_rel_err``: over every trial. ``median_ms``,
+    ``p20_ms``, ``p80_ms``, ``timing_spread``, ``synced_ms``: the timing (None when not timed).
+    ``first_call_s``: the first call (JIT compile unless cached). ``verify_s``/``timing_s``: seconds
+    of the protocol / of the timed measurement. ``aten_ops``/``reference_ops_used``: comma-separated
+    operator names. Compile stats (``n_regs`` ... ``compile_cached``) come from the backend
+    (:meth:`kernelsynth.backends.Backend.compile_stats`). ``audit``: ``{audit key: digest}`` for the
+    parent's independent check. ``recycle_worker``: the worker is replaced after this job."""
+
+    verdict: str = "accepted"
+    reason: str = ""
+    trials: int = 0
+    max_abs_err: Optional[float] = None
+    max_rel_err: Optional[float] = None
+    median_ms: Optional[float] = None
+    p20_ms: Optional[float] = None
+    p80_ms: Optional[float] = None
+    timing_spread: Optional[float] = None
+    synced_ms: Optional[float] = None
+    first_call_s: Optional[float] = None
+    verify_s: Optional[float] = None
+    timing_s: Optional[float] = None
+    aten_ops: Optional[str] = None
+    reference_ops_used: Optional[str] = None
+    n_regs: Optional[int] = None
+    n_spills: Optional[int] = None
+    shared_bytes: Optional[int] = None
+    n_kernels: Optional[int] = None
+    local_bytes: Optional[int] = None
+    compile_s: Optional[float] = None
+    compile_cached: Optional[bool] = None
+    peak_mem_bytes: Optional[int] = None
+    audit: Dict[str, Any] = field(default_factory=dict)
+    recycle_worker: bool = False
+
+    def update(self, values: Dict[str, Any]) -> None:
+        """Set fields from a dict (compile stats, timings). Raises KeyError naming a key that is
+        not a field, so nothing a backend reports is dropped unseen."""
+        unknown = set(values) - {f.name for f in fields(self)}
+        if unknown:
+            raise KeyError(f"not fields of EvaluateResult: {sorted(unknown)}")
+        for k, v in values.items():
+            setattr(self, k, v)
+
+
+#: Result fields that are not observation columns, and why.
+RESULT_NOT_IN_ROW = {
+    "audit": "the raw outputs, consumed by the independent check in the parent (kernelsynth/audit.py)",
+    "recycle_worker": "a control flag for the worker pool (JobResult.recycle)",
+}
+
+
+def result_columns() -> List[str]:
+    """The observation columns an :class:`EvaluateResult` fills: its fields but
+    :data:`RESULT_NOT_IN_ROW`."""
+    return [f.name for f in fields(EvaluateResult) if f.name not in RESULT_NOT_IN_ROW]

@@ -1,0 +1,120 @@
+"""The typed parent<->worker contract (kernelsynth/contract.py, issue 12 item 4): requests are
+final before they are keyed, every result field lands in a column, faults are one Enum."""
+
+import dataclasses
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FLIP2D
+from kernelsynth import contract
+from kernelsynth.contract import RESULT_NOT_IN_ROW, EvaluateResult, Fault, JobRequest, result_columns
+from kernelsynth.hardware import Hardware
+from kernelsynth.spec import load_spec
+from kernelsynth.stages.exploration import Exploration, observation_row
+from kernelsynth.store import OBSERVATION_SCHEMA, rows_to_table
+from kernelsynth.verify.failures import TamperingError
+from kernelsynth.workers import RESTART_FAULTS, JobResult, classify, finished
+
+
+def _cpu_hw():
+    return Hardware(target="cpu", device_name="cpu", interpret=True)
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    return Exploration(trials=2).plan(load_spec(FLIP2D / "spec.yaml"), _cpu_hw(),
+                                      cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+def test_every_result_field_lands_in_a_column_or_is_excluded_with_a_reason():
+    names = {f.name for f in dataclasses.fields(EvaluateResult)}
+    assert set(RESULT_NOT_IN_ROW) <= names and all(RESULT_NOT_IN_ROW.values())
+    assert set(result_columns()) == names - set(RESULT_NOT_IN_ROW)
+    missing = set(result_columns()) - set(OBSERVATION_SCHEMA.names)
+    assert not missing, f"result fields with no observation column: {sorted(missing)}"
+
+
+def test_observation_row_keeps_every_result_field(jobs):
+    values = {"verdict": "accepted", "reason": "", "trials": 9, "aten_ops": "empty_like", "reference_ops_used": None,
+              "compile_cached": True, "n_kernels": 2}
+    for f in dataclasses.fields(EvaluateResult):
+        if f.name not in values and f.name not in RESULT_NOT_IN_ROW:
+            values[f.name] = 7 if "n_" in f.name or f.name.endswith("bytes") else 0.5
+    row = observation_row(jobs[0], finished(EvaluateResult(**values), 1.0), _cpu_hw())
+    (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()
+    assert {k: stored[k] for k in values} == values
+    assert stored["fault"] == "ok" and stored["wall_s"] == 1.0
+    with pytest.raises(KeyError, match="not fields of EvaluateResult: \\['n_registers'\\]"):
+        EvaluateResult().update({"n_registers": 3})  # a backend's misspelt stat is an error, not dropped
+
+
+def test_the_resume_key_is_computed_from_the_final_request(jobs):
+    job = jobs[0]
+    context = dict(spec=load_spec(FLIP2D / "spec.yaml").sha256, hw=_cpu_hw().fingerprint,
+                   kernelsynth=__import__("kernelsynth").__version__)
+    assert job.request.cache_dir is not None  # set at planning, before the key (it used to be added after)
+    assert job.key == job.row["key"] == job.request.key(**context)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.request.cache_dir = "/elsewhere"
+    changed = {"trials": 3, "seed": 1, "dtype": "int32", "timing_repeats": 5, "comparison": "allclose",
+               "verify_shapes": [{"M": 2, "N": 2}], "candidate": dataclasses.replace(job.request.candidate, config={})}
+    for name, value in changed.items():
+        assert dataclasses.replace(job.request, **{name: value}).key(**context) != job.key, name
+    excluded = {"cache_dir": "/other", "fresh_worker": not job.request.fresh_worker,
+                "reference_ops": ["flip", "index"]}  # e.g. the ops the oracle saw the reference dispatch
+    assert set(excluded) == set(contract.KEY_EXCLUDED)
+    for name, value in excluded.items():  # where kernels are cached does not change what is measured
+        assert dataclasses.replace(job.request, **{name: value}).key(**context) == job.key, name
+    assert len({j.key for j in jobs}) == len(jobs)
+
+
+def test_requests_and_results_cross_the_process_boundary_typed(jobs):
+    req = pickle.loads(pickle.dumps(jobs[0].request))
+    assert isinstance(req, JobRequest) and req == jobs[0].request
+    res = pickle.loads(pickle.dumps(JobResult(Fault.TAMPERING, error="x")))
+    assert res.fault is Fault.TAMPERING and not res.ok
+
+
+def test_a_result_that_is_not_an_evaluate_result_is_a_rejected_observation(jobs):
+    row = observation_row(jobs[0], JobResult(Fault.OK, {"verdict": "accepted"}, seconds=0.1), _cpu_hw())
+    assert (row["verdict"], row["fault"]) == ("rejected", "exception") and "not an EvaluateResult" in row["reason"]
+
+
+def test_worker_recycling_is_a_field_of_the_result_not_a_key_in_its_data():
+    assert finished(EvaluateResult(recycle_worker=True), 0.0).recycle
+    assert not finished(EvaluateResult(), 0.0).recycle
+    data = {"recycle_worker": True}
+    assert not finished(data, 0.0).recycle and data == {"recycle_worker": True}  # nothing popped
+
+
+def test_fault_classes_are_one_enum_recognised_by_type_not_by_name():
+    class Renamed(TamperingError):
+        pass
+
+    class TamperingErrorLookalike(Exception):  # a candidate's own class with the harness's name
+        pass
+
+    assert classify(Renamed("x")) is Fault.TAMPERING
+    assert classify(TamperingErrorLookalike("x")) is Fault.EXCEPTION
+    assert classify(SystemExit(3)) is Fault.EXIT_CALLED
+    assert classify(RuntimeError("CUDA error: an illegal memory access was encountered")) is Fault.CUDA_ERROR
+    assert classify(MemoryError("cannot allocate memory")) is Fault.OOM
+    assert RESTART_FAULTS == {Fault.CUDA_ERROR, Fault.CRASHED, Fault.TIMEOUT, Fault.EXIT_CALLED, Fault.TAMPERING}
+    assert f"{Fault.AUDIT}" == str(Fault.AUDIT) == "audit" and Fault("screened") is Fault.SCREENED
+    import re
+    from pathlib import Path
+
+    pkg = Path(contract.__file__).parent  # no fault class is written as a bare string anywhere else
+    literal = re.compile(r"""\bfault\s*=\s*["']|["']fault["']\s*:\s*["']|\.fault\s*[!=]=\s*["']""")
+    offenders = [f"{f.relative_to(pkg)}:{i}" for f in pkg.rglob("*.py") if f.name != "contract.py"
+                 for i, line in enumerate(f.read_text().splitlines(), 1) if literal.search(line)]
+    assert not offenders, offenders
+
+
+def test_the_contract_and_the_worker_pool_import_no_torch():
+    code = "import sys, kernelsynth.contract, kernelsynth.workers; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
