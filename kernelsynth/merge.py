@@ -108,7 +108,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         # dtypes that have observations, and records do not depend on the search space
         task = cfg.task
         spec = load_task(OmegaConf.create({"task": {"name": task.name, "spec": task.get("spec"), "tunables": {},
-                                                    "dtypes": []}}))
+                                                    "dtypes": [], "search_path": list(task.get("search_path") or [])}}))
         if spec.sha256 != info["spec_sha256"]:
             raise UserError(f"{d}: the spec of task {spec.name} ({spec.path}) changed since this job ran; "
                             "re-run the sweep to measure the current files")
