@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from .sandbox import SandboxSettings
+
 
 @dataclass
 class TaskConfig:
@@ -90,6 +92,9 @@ class ExplorationConfig:
     #: Reject, without running them, Python candidates whose source imports gc/inspect/ctypes/the
     #: harness or reaches frames (sys._getframe, f_locals) or sys.modules (kernelsynth/screen.py).
     screen_sources: bool = True
+    #: Containment of the workers (SECURITY.md): mode auto/on/off, the bwrap path, whether external
+    #: candidates may run unsandboxed, resource limits; fields documented in kernelsynth/sandbox.py.
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
 
 @dataclass

@@ -36,6 +36,8 @@ class Fault(str, Enum):
     TIMING_INTEGRITY = "timing_integrity"  # a latency that cannot be believed (below the floor, escaped work)
     AUDIT = "audit"                        # the independent check in the parent disagreed
     SCREENED = "screened"                  # the source screen rejected it before it ran
+    SANDBOX = "sandbox"                    # the containment denied something, a limit was hit, or
+                                           # processes outlived the job (references/SECURITY.md)
 
     def __str__(self) -> str:
         return self.value
@@ -45,7 +47,8 @@ class Fault(str, Enum):
 
 
 #: Faults after which the worker's process (and CUDA context) is not reused.
-RESTART_FAULTS = frozenset({Fault.CUDA_ERROR, Fault.CRASHED, Fault.TIMEOUT, Fault.EXIT_CALLED, Fault.TAMPERING})
+RESTART_FAULTS = frozenset({Fault.CUDA_ERROR, Fault.CRASHED, Fault.TIMEOUT, Fault.EXIT_CALLED, Fault.TAMPERING,
+                            Fault.SANDBOX})
 
 
 @dataclass(frozen=True)

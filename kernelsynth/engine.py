@@ -22,6 +22,7 @@ from .paths import cache_dir
 from .errors import SpecError, UserError
 from .publish import PublishError
 from .spec import TaskSpec, load_spec, resolve_spec_path
+from .sandbox import Sandbox
 from .store import ObservationStore, atomic_write_bytes
 from .workers import WorkerPool
 
@@ -46,10 +47,12 @@ class RunResult:
         return sum(bool(t["accepted"]) for t in self.trajectories)
 
 
-def probe_hardware(interpret: bool, reference: Optional[Path] = None, timeout_s: float = 300) -> Dict[str, Any]:
+def probe_hardware(interpret: bool, reference: Optional[Path] = None, timeout_s: float = 300,
+                   sandbox: Optional[Sandbox] = None) -> Dict[str, Any]:
     """Ask a one-shot worker process what it sees (the parent never initialises CUDA), and
-    whether the spec's reference imports there."""
-    with WorkerPool(1, env={"TRITON_INTERPRET": "1"} if interpret else {}, timeout_s=timeout_s) as pool:
+    whether the spec's reference imports there (in ``sandbox``, default: the default sandbox)."""
+    with WorkerPool(1, env={"TRITON_INTERPRET": "1"} if interpret else {}, timeout_s=timeout_s,
+                    sandbox=sandbox) as pool:
         res = pool.run("probe", {"reference": str(reference) if reference else None})
     if not res.ok:
         raise RuntimeError(f"hardware probe failed ({res.fault}): {res.error}")
@@ -99,7 +102,10 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
     stages["publish"].check()  # no token or a bad repo id: stop now, not after the whole run
     spec = load_task(cfg)
     log.info("task %s from %s (sha256 %s)", spec.name, spec.path, spec.sha256[:12])
-    probe = probe_hardware(bool(cfg.hw.interpret), spec.reference)
+    sandbox = Sandbox(cfg.exploration.get("sandbox"), hidden=[str(run_dir)], readable=[str(Path(spec.reference).parent)],
+                      gpu=not bool(cfg.hw.interpret))
+    log.info(sandbox.status) if sandbox.active else log.warning(sandbox.status)
+    probe = probe_hardware(bool(cfg.hw.interpret), spec.reference, sandbox=sandbox)
     if probe.get("reference_error"):
         raise SpecError(spec.path, "reference", "a module that imports and defines Model, get_init_inputs "
                         f"and get_inputs ({spec.reference}: {probe['reference_error']})")
@@ -122,8 +128,10 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
         "task": spec.name, "spec_sha256": spec.sha256, "hardware": hw.to_dict(), "wall_s": wall,
         "observations": len(observations), "records": sum(t["accepted"] for t in trajectories),
         "rejected": sum(not t["accepted"] for t in trajectories),
-        "dataset_dir": str(dataset_dir), "published": published, "publish_error": publish_error},
-        indent=2, default=str).encode())
+        "dataset_dir": str(dataset_dir), "published": published, "publish_error": publish_error,
+        "sandbox": sandbox.to_dict(), "integrity_events": store.events}, indent=2, default=str).encode())
+    for event in store.events:
+        log.warning("integrity: %s %s (%s); its job was re-run", event["at"], event["file"], event["problem"])
     result = RunResult(run_dir, spec, hw, observations, trajectories, dataset_dir, wall, published, publish_error)
     print_summary(result, console)
     return result

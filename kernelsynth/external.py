@@ -76,6 +76,7 @@ def load_external(paths: List[str], run_dir: Path) -> List[ExternalCandidate]:
                 f = Path(run_dir) / "extra_candidates" / f"{_safe(path.stem)}_{_safe(label)}_{digest}.py"
                 if not f.is_file():
                     atomic_write_bytes(f, src.encode())
+                    f.chmod(0o644)  # source code, no secret: readable by the sandboxed worker's own uid
                 out.append(ExternalCandidate(f"{path.stem}/{label}", f))
         else:
             raise UserError(f"exploration.extra_candidates: {raw}: expected a .py file, a folder, "

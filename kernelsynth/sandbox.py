@@ -1,6 +1,18 @@
-"""Signal guard for worker processes (references/VERIFICATION.md, rule 16).
+"""Containment of worker processes (references/SECURITY.md) and the signal guard (VERIFICATION.md, rule 16).
 
-A candidate runs inside a worker, whose parent is the run itself: ``os.kill(os.getppid(), 9)``
+Launching: :class:`Sandbox` turns a worker's command line into one run by bubblewrap (``bwrap``,
+Debian's ``bubblewrap`` package) when it works on this machine: no network (a new network
+namespace), a PID namespace (every process a job starts dies with its worker), the filesystem
+read-only, the run directory, the user's home and container secrets hidden (tmpfs over them),
+a size-limited private ``/tmp`` as the only writable place (the worker's scratch: HOME, Triton's
+and torch's compile caches) and private tmpfs over kernelsynth's compile cache folders, all
+capabilities dropped, and, when the run is root, a uid of its own per worker so that
+``RLIMIT_NPROC`` bites. :func:`worker_environment` is the scrubbed environment (an allow-list);
+:func:`enter_worker` sets the resource limits and drops the uid in the worker before anything
+of the job is imported. Without bwrap the same launcher runs the worker unsandboxed (scrubbed
+environment and limits still applied) and :attr:`Sandbox.status` says so.
+
+Signal guard: a candidate runs inside a worker, whose parent is the run itself: ``os.kill(os.getppid(), 9)``
 would end the run, ``os.kill(0, 9)`` or ``os.killpg`` the whole process group (the shell, CI).
 :func:`refuse_foreign_signals` replaces ``os.kill``/``os.killpg`` (and their ``posix``
 originals) with versions that allow a signal only to this process or to one of its own
@@ -8,14 +20,25 @@ children (``subprocess`` timeouts kill their child), and raise ``PermissionError
 the candidate sees the exception, which rejects it. The replacements are in the integrity
 guard's namespaces (``os``, ``posix``), so putting the originals back is tampering.
 
-Out of reach (documented, not enforced): raw system calls through ``ctypes`` (``libc.kill``),
-a ``kill`` command started with ``subprocess``, and the originals recovered through ``gc``.
-Only an OS sandbox (a separate user, a PID namespace, seccomp) closes those.
+Out of reach of the guard alone: raw system calls through ``ctypes`` (``libc.kill``), a ``kill``
+command started with ``subprocess``, and the originals recovered through ``gc``. Inside the
+bubblewrap sandbox those reach only the worker's own PID namespace (the run is not in it).
 """
 
 from __future__ import annotations
 
+import functools
+import grp
+import json
 import os
+import resource
+import secrets
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional
 
 _INSTALLED = {}
 
@@ -55,3 +78,341 @@ def refuse_foreign_signals() -> None:
     _INSTALLED.update(kill=real_kill, killpg=os.killpg)
     for mod in (os, posix):
         mod.kill, mod.killpg = kill, killpg
+
+
+# ---------------------------------------------------------------------------------- environment
+#: Variables passed to a worker when set in the parent (exact names), besides the prefixes below.
+ENV_NAMES = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+             "CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER", "CC", "CXX", "NVCC", "OMP_NUM_THREADS",
+             "MKL_NUM_THREADS", "KERNELSYNTH_CACHE", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE"}
+#: Prefixes passed to a worker: locale, Triton, torch's compile and build settings, CUDA and
+#: NVIDIA driver settings (device selection, JIT cache, library paths).
+ENV_PREFIXES = ("LC_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "CUDA_", "NVIDIA_", "PYTORCH_", "NVRTC_")
+#: Never passed, whatever the prefix: credentials by name.
+ENV_DENY = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
+
+
+def worker_environment(parent: Dict[str, str], extra: Dict[str, str], home: str) -> Dict[str, str]:
+    """The environment a worker starts from: the allow-listed variables of ``parent``
+    (:data:`ENV_NAMES`, :data:`ENV_PREFIXES`) minus any whose name contains a credential word
+    (:data:`ENV_DENY`), then ``extra`` (the job's settings, e.g. TRITON_INTERPRET), HOME and
+    XDG_CACHE_HOME under ``home``, TMPDIR, and PYTHONPATH made of the parent's ``sys.path``
+    (so the worker imports the same kernelsynth). Nothing else of the parent's environment
+    (HF_TOKEN, HF_HOME, AWS_*, CI variables, ...) reaches a candidate."""
+    env = {k: v for k, v in parent.items()
+           if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not any(d in k.upper() for d in ENV_DENY)}
+    env.update(extra)
+    env["HOME"] = home
+    env["XDG_CACHE_HOME"] = os.path.join(home, ".cache")
+    env["TMPDIR"] = os.path.join(home, "tmp")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(sys.path) if p and os.path.isdir(p))
+    env.setdefault("PATH", os.defpath)
+    return env
+
+
+# ---------------------------------------------------------------------------------- settings
+@dataclass
+class SandboxSettings:
+    """``exploration.sandbox`` (the defaults, written once, are these fields); units in the names.
+
+    ``mode``: ``auto`` (bubblewrap when it works here, else unsandboxed and said so), ``on``
+    (refuse to run without it) or ``off``. ``bwrap``: path of the executable (else
+    $KERNELSYNTH_BWRAP, else PATH). ``allow_unsandboxed_external``: screen external candidates
+    (``exploration.extra_candidates``) even without the sandbox. Limits: processes and threads
+    per worker uid (RLIMIT_NPROC), open files, bytes of one file (RLIMIT_FSIZE), CPU seconds of
+    one job (RLIMIT_CPU soft; hard = ``cpu_s_worker``), size of the private /tmp in MiB.
+    """
+
+    mode: str = "auto"
+    bwrap: Optional[str] = None
+    allow_unsandboxed_external: bool = False
+    nproc: int = 4096
+    nofile: int = 4096
+    fsize_mb: int = 2048
+    cpu_s: int = 3600
+    cpu_s_worker: int = 36000
+    tmp_mb: int = 4096
+
+    def __post_init__(self):
+        if self.mode not in ("auto", "on", "off"):
+            raise ValueError(f"exploration.sandbox.mode must be 'auto', 'on' or 'off', got {self.mode!r}")
+
+    @classmethod
+    def of(cls, value: Any) -> "SandboxSettings":
+        """From a mapping (Hydra's DictConfig or a dict), a SandboxSettings, or None (defaults)."""
+        if isinstance(value, cls):
+            return value
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls(mode=value)
+        return cls(**{k: v for k, v in dict(value).items()})
+
+
+def find_bwrap(configured: Optional[str] = None) -> Optional[str]:
+    """The bubblewrap executable: ``configured``, else $KERNELSYNTH_BWRAP, else ``bwrap`` on PATH."""
+    for c in (configured, os.environ.get("KERNELSYNTH_BWRAP")):
+        if c:
+            return c if os.access(c, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=None)
+def bwrap_problem(bwrap: str) -> Optional[str]:
+    """None when ``bwrap`` can build the sandbox's namespaces here, else why not (its stderr)."""
+    try:
+        p = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
+                            "--cap-drop", "ALL", "--", sys.executable, "-c", "print('ok')"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{bwrap}: {e}"
+    if p.returncode != 0 or p.stdout.strip() != "ok":
+        return f"{bwrap} exited with {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+    return None
+
+
+def _bwrap_version(bwrap: str) -> str:
+    try:
+        return subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "bwrap"
+
+
+def gpu_device_nodes() -> List[str]:
+    """The NVIDIA device nodes of this machine (/dev/nvidia*, /dev/nvidia-caps/*, /dev/dri not)."""
+    nodes = sorted(str(p) for p in Path("/dev").glob("nvidia*") if not p.is_dir())
+    nodes += sorted(str(p) for p in Path("/dev/nvidia-caps").glob("*")) if Path("/dev/nvidia-caps").is_dir() else []
+    return nodes
+
+
+#: Paths hidden from every sandbox when they exist: root's home, container and cloud secrets,
+#: host keys, the persistent temporary folder (the sandbox's /tmp is its own already).
+SECRET_PATHS = ("/root", "/run/secrets", "/var/run/secrets", "/etc/ssh", "/var/tmp")
+
+
+@dataclass
+class Sandbox:
+    """How workers are launched (module docstring). ``hidden``: folders replaced by an empty tmpfs
+    (the run directory, the home); ``readable``: paths under them the worker needs (the spec,
+    copies of external candidates, Python itself), bound back read-only; ``private``: folders the
+    worker may write (kernelsynth's compile caches), each an empty private tmpfs in the sandbox.
+
+    ``active`` is True when workers run inside bubblewrap; ``status`` is the one line the run
+    logs and writes to run.json. Raises UserError (mode ``on``) when bwrap is missing or fails.
+    """
+
+    settings: SandboxSettings = field(default_factory=SandboxSettings)
+    hidden: List[str] = field(default_factory=list)
+    readable: List[str] = field(default_factory=list)
+    private: List[str] = field(default_factory=list)
+    gpu: bool = False
+
+    def __post_init__(self):
+        self.settings = SandboxSettings.of(self.settings)
+        self.bwrap, self.problem = None, None
+        if self.settings.mode == "off":
+            self.problem = "exploration.sandbox.mode=off"
+        else:
+            self.bwrap = find_bwrap(self.settings.bwrap)
+            self.problem = bwrap_problem(self.bwrap) if self.bwrap else (
+                "bubblewrap not found (set exploration.sandbox.bwrap or $KERNELSYNTH_BWRAP, or install the "
+                "'bubblewrap' package)")
+            if self.problem and self.settings.mode == "on":
+                from .errors import UserError
+
+                raise UserError(f"exploration.sandbox.mode=on but the sandbox cannot start: {self.problem}")
+        self.active = self.problem is None
+        self.private_files = _private_files(self.readable, skip=[*self.hidden, *self.private])
+        self.drop_uid = os.geteuid() == 0 and self._devices_allow_other_uids() and not self.private_files
+        self.version = _bwrap_version(self.bwrap) if self.active else None
+
+    def _devices_allow_other_uids(self) -> bool:
+        """True when every GPU device node to bind is usable by another uid (mode o+rw, or g+rw:
+        the worker keeps that group)."""
+        if not self.gpu:
+            return True
+        for n in gpu_device_nodes():
+            m = os.stat(n).st_mode
+            if not (m & 0o006 == 0o006 or m & 0o060 == 0o060):
+                return False
+        return True
+
+    @property
+    def status(self) -> str:
+        if self.active:
+            uid = "a uid of its own per worker" if self.drop_uid else (
+                "uid 0 without capabilities: RLIMIT_NPROC is not enforced for root" + (
+                    f"; kept because {self.private_files[0]} is not readable by other users" if self.private_files else ""))
+            return (f"sandbox: {self.version} (no network, PID namespace, read-only filesystem, run directory and "
+                    f"home hidden, private /tmp, {uid})")
+        return (f"sandbox: NONE ({self.problem}): candidates run with this user's files and network "
+                "(environment scrubbed, resource limits set); see references/SECURITY.md")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"active": self.active, "status": self.status, "bwrap": self.bwrap, "version": self.version,
+                "drop_uid": self.drop_uid if self.active else False, "settings": asdict(self.settings)}
+
+    def limits(self) -> Dict[str, Any]:
+        """What :func:`enter_worker` applies in the worker (JSON-serialisable)."""
+        s = self.settings
+        uid = None
+        if self.active and self.drop_uid:
+            uid = 200_000 + secrets.randbelow(1_000_000)  # one per worker: NPROC counts per uid
+        groups = sorted({os.stat(n).st_gid for n in gpu_device_nodes()}) if self.gpu and uid is not None else []
+        return {"nproc": s.nproc, "nofile": s.nofile, "fsize": s.fsize_mb << 20, "cpu_s": s.cpu_s,
+                "cpu_s_worker": s.cpu_s_worker, "uid": uid, "groups": groups, "sandboxed": self.active}
+
+    def command(self, argv: List[str], limits: Dict[str, Any]) -> List[str]:
+        """``argv`` wrapped in bwrap (or unchanged when the sandbox is not active)."""
+        if not self.active:
+            return list(argv)
+        s = self.settings
+        cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+               "--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", "/tmp",
+               "--perms", "1777", "--tmpfs", "/dev/shm"]
+        for n in gpu_device_nodes() if self.gpu else []:
+            cmd += ["--dev-bind", n, n]
+        home = os.path.expanduser("~")
+        hide = [p for p in dict.fromkeys(os.path.realpath(x) for x in [*self.hidden, home, *SECRET_PATHS] if x)
+                if p != "/" and os.path.isdir(p) and not _under(p, "/tmp")]  # /tmp is already a fresh tmpfs
+        for p in hide:
+            cmd += ["--tmpfs", p]
+        # read back what the worker needs under a hidden folder: Python, its packages, the spec
+        need = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+                *[p for p in sys.path if p], *self.readable]
+        made, bound = set(), []
+
+        def lead_to(p: str) -> None:
+            """Make the folders between the hidden folder over ``p`` and ``p`` traversable by the
+            worker's uid (bwrap creates them 0700)."""
+            top = max((h for h in [*hide, "/tmp"] if _under(p, h)), key=len)
+            for d in reversed([str(a) for a in Path(p).parents if _under(str(a), top) and str(a) != top]):
+                if d not in made:
+                    made.add(d)
+                    cmd.extend(["--perms", "0755", "--dir", d])
+
+        for p in sorted(dict.fromkeys(os.path.realpath(x) for x in need), key=len):
+            hidden = any(_under(p, h) for h in [*hide, "/tmp"])
+            if os.path.exists(p) and hidden and not any(_under(p, b) for b in bound):
+                bound.append(p)
+                lead_to(p)
+                cmd += ["--ro-bind", p, p]
+        for p in map(os.path.realpath, self.private):
+            if any(_under(p, h) for h in [*hide, "/tmp"]):
+                lead_to(p)
+            cmd += ["--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", p]
+        for p in hide:
+            cmd += ["--remount-ro", p]  # hidden and not writable either (a write there is denied, EROFS)
+        cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--die-with-parent", "--new-session", "--chdir", "/tmp", "--cap-drop", "ALL"]
+        if limits.get("uid") is not None:
+            cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # used once, then gone (enter_worker)
+        return cmd + ["--"] + list(argv)
+
+
+def _private_files(paths: Iterable[str], skip: Iterable[str] = (), limit: int = 500) -> List[str]:
+    """Files and folders of ``paths`` (walked, at most ``limit`` entries, not under ``skip``)
+    that a different uid could not read: a worker under its own uid could not import them."""
+    out, seen, skip = [], 0, [os.path.realpath(x) for x in skip]
+    for top in paths:
+        below = [x for x in skip if not _under(os.path.realpath(top), x)]  # hidden folders inside ``top``
+        for root, dirs, files in os.walk(top):
+            if any(_under(os.path.realpath(root), x) for x in below):
+                dirs[:] = []
+                continue
+            for name in [None, *files]:
+                path = root if name is None else os.path.join(root, name)
+                try:
+                    mode = os.stat(path).st_mode
+                except OSError:
+                    continue
+                need = 0o005 if name is None else 0o004
+                if mode & need != need:
+                    out.append(path)
+                seen += 1
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            if seen > limit:
+                break
+    return out
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+# ---------------------------------------------------------------------------------- in the worker
+def enter_worker(limits: Dict[str, Any]) -> None:
+    """Apply ``limits`` (from :meth:`Sandbox.limits`) to this worker process, before any job:
+    drop to the worker's own uid (capabilities go with it), create HOME, and set RLIMIT_NPROC,
+    RLIMIT_NOFILE, RLIMIT_FSIZE and RLIMIT_CPU (soft per job, see :func:`start_job`)."""
+    if limits.get("uid") is not None:
+        uid = int(limits["uid"])
+        os.setgroups([int(g) for g in limits.get("groups") or []])
+        os.setgid(uid)
+        os.setuid(uid)
+    for d in (os.environ.get("HOME"), os.environ.get("TMPDIR")):
+        if d:
+            os.makedirs(d, exist_ok=True)
+    _set(resource.RLIMIT_NOFILE, int(limits["nofile"]))
+    _set(resource.RLIMIT_FSIZE, int(limits["fsize"]))
+    if limits.get("sandboxed") and (limits.get("uid") is not None or os.geteuid() != 0):
+        # counted per uid (root is exempt): the worker's own uid, or the user namespace bwrap made
+        # for a non-root run; unsandboxed it would count all of this user's processes
+        _set(resource.RLIMIT_NPROC, int(limits["nproc"]))
+    _set(resource.RLIMIT_CPU, int(limits["cpu_s_worker"]))
+    start_job(limits)
+
+
+def _set(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def start_job(limits: Dict[str, Any]) -> None:
+    """Give the next job ``cpu_s`` CPU seconds (soft RLIMIT_CPU = used + cpu_s; SIGXCPU past it)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    want = int(r.ru_utime + r.ru_stime) + int(limits["cpu_s"])
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (want, hard))
+
+
+def leftover_processes(sandboxed: bool) -> List[str]:
+    """Processes other than this worker still alive after a job: in the sandbox, every process
+    of the PID namespace but bwrap's init (pid 1) and this one; unsandboxed, this process's
+    descendants (a process that detached itself escapes this count). Each as ``"pid name"``."""
+    me = os.getpid()
+    table = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+                state, ppid = tail.split()[:2]
+                if state != "Z":
+                    table[int(d)] = (int(ppid), head.split("(", 1)[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    if sandboxed:
+        return [f"{p} {n}" for p, (_, n) in sorted(table.items()) if p not in (1, me)]
+    out, frontier = [], {me}
+    while frontier:
+        kids = {p for p, (pp, _) in table.items() if pp in frontier}
+        out += [f"{p} {table[p][1]}" for p in sorted(kids)]
+        frontier = kids
+    return out
+
+
+def kill_descendants() -> None:
+    """SIGKILL this process's descendants (unsandboxed workers, before they exit)."""
+    import signal
+
+    for entry in leftover_processes(sandboxed=False):
+        try:
+            _INSTALLED.get("kill", os.kill)(int(entry.split()[0]), signal.SIGKILL)
+        except OSError:
+            pass

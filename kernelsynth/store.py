@@ -4,16 +4,29 @@ Layout: ``<run dir>/observations/<key>.parquet``, one small Parquet file per obs
 written atomically (temporary file + rename), so a crash never leaves a half-written row and a
 re-run with the same run directory skips every key already on disk. ``read()`` returns all rows
 as one table with :data:`OBSERVATION_SCHEMA`, the single declaration of the columns.
+
+Authentication (references/SECURITY.md): every observation file carries an HMAC-SHA256 tag in
+its Parquet metadata (``kernelsynth.hmac``) over its file name and rows, with a per-run key made
+by the parent (``secrets``) and kept in ``<run dir>/.observation-key`` (mode 0600), where no
+sandboxed worker can see it (the run directory is hidden from them). :meth:`ObservationStore.verify`
+(at resume) and :meth:`ObservationStore.read` with ``verify=True`` (at consolidation and merge)
+set aside (``observations/untrusted/``) and record every file whose tag, name or schema does not
+check, so that its job is re-run and the event lands in run.json; such a file is never read as an
+observation. Without the sandbox a candidate runs as the user and can read the key: the tags then
+prove nothing against it (the run says it is unsandboxed).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,7 +45,8 @@ OBSERVATION_SCHEMA = pa.schema([
     ("verdict", pa.string()),             # "accepted" (verified) or "rejected"
     ("fault", pa.string()),               # a kernelsynth.contract.Fault value: ok, wrong_output,
                                           # compile_error, exception, cuda_error, oom, timeout, crashed,
-                                          # exit_called, tampering, timing_integrity, audit, screened
+                                          # exit_called, tampering, timing_integrity, audit, screened,
+                                          # sandbox
     ("reason", pa.string()),
     ("trials", pa.int64()),
     ("verify_shapes", pa.string()),       # JSON list of shapes
@@ -118,23 +132,121 @@ def rows_to_table(rows: Iterable[Dict[str, Any]], schema: pa.Schema) -> pa.Table
     return pa.Table.from_pylist([{n: r.get(n) for n in schema.names} for r in rows], schema=schema)
 
 
-class ObservationStore:
-    """Observations of one run directory (see module docstring)."""
+#: Parquet metadata key of an observation file's tag; key file of a run directory.
+TAG_FIELD, KEY_FILE = b"kernelsynth.hmac", ".observation-key"
+#: An observation file is one row: anything larger is not one of ours.
+MAX_FILE_BYTES = 1 << 20
 
-    def __init__(self, run_dir: Path):
-        self.dir = Path(run_dir) / "observations"
+
+def observation_tag(key: bytes, name: str, rows: List[Dict[str, Any]]) -> str:
+    """HMAC-SHA256 (hex) of ``name`` (the file's name) and ``rows`` (JSON, sorted keys) under ``key``."""
+    msg = b"kernelsynth-observations-v1\0" + name.encode() + b"\0" + \
+        json.dumps(rows, sort_keys=True, default=str).encode()
+    return hmac.new(key, msg, hashlib.sha256).hexdigest()
+
+
+def tagged_table(key: bytes, name: str, rows: Iterable[Dict[str, Any]]) -> pa.Table:
+    """``rows`` as an :data:`OBSERVATION_SCHEMA` table whose metadata holds their tag."""
+    table = rows_to_table(rows, OBSERVATION_SCHEMA)
+    return table.replace_schema_metadata({TAG_FIELD: observation_tag(key, name, table.to_pylist())})
+
+
+def read_tagged(key: Optional[bytes], path: Path) -> Tuple[Optional[List[Dict[str, Any]]], str]:
+    """``(rows, "")`` when ``path`` is a tagged observation table whose tag checks under ``key``,
+    else ``(None, why)``. Never raises for a bad file."""
+    try:
+        if key is None:
+            return None, "the run directory has no observation key"
+        if path.stat().st_size > MAX_FILE_BYTES and path.parent.name == "observations":
+            return None, f"larger than {MAX_FILE_BYTES} bytes"
+        pf = pq.ParquetFile(path)
+        tag = (pf.schema_arrow.metadata or {}).get(TAG_FIELD, b"").decode()
+        if pf.schema_arrow.remove_metadata() != OBSERVATION_SCHEMA:
+            return None, "columns differ from the observation schema"
+        rows = pf.read().to_pylist()
+    except Exception as e:  # noqa: BLE001 - a file we cannot read is a file we do not trust
+        return None, f"unreadable ({type(e).__name__}: {e})"[:300]
+    if not tag:
+        return None, "no authentication tag"
+    if not hmac.compare_digest(tag, observation_tag(key, path.name, rows)):
+        return None, "authentication tag does not match its content (written by something other than the run)"
+    return rows, ""
+
+
+class ObservationStore:
+    """Observations of one run directory (see module docstring).
+
+    ``create_key``: make the run's key when the directory has none (a new run); False for
+    directories only read (a merge), whose files then all fail verification.
+    ``events``: the integrity events so far (``{"file", "problem", "when", "at"}``), for run.json.
+    """
+
+    def __init__(self, run_dir: Path, create_key: bool = True):
+        self.run_dir = Path(run_dir)
+        self.dir = self.run_dir / "observations"
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.events: List[Dict[str, str]] = []
+        self.key = self._load_key(create_key)
+
+    def _load_key(self, create: bool) -> Optional[bytes]:
+        path = self.run_dir / KEY_FILE
+        if path.is_file():
+            return bytes.fromhex(path.read_text().strip())
+        if not create:
+            return None
+        key = secrets.token_bytes(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(key.hex())
+        return key
 
     def has(self, key: str) -> bool:
         return (self.dir / f"{key}.parquet").is_file()
 
     def append(self, row: Dict[str, Any]) -> None:
-        atomic_write_table(self.dir / f"{row['key']}.parquet", rows_to_table([row], OBSERVATION_SCHEMA))
+        name = f"{row['key']}.parquet"
+        atomic_write_table(self.dir / name, tagged_table(self.key, name, [row]))
 
-    def read(self) -> List[Dict[str, Any]]:
-        """All observations as dicts, ordered by (task, dtype, role, version, config)."""
-        files = sorted(self.dir.glob("*.parquet"))
-        if not files:
-            return []
-        rows = pa.concat_tables([pq.read_table(f, schema=OBSERVATION_SCHEMA) for f in files]).to_pylist()
+    def _check(self, path: Path, at: str) -> Optional[List[Dict[str, Any]]]:
+        rows, why = read_tagged(self.key, path)
+        if rows is not None and (len(rows) != 1 or f"{rows[0]['key']}.parquet" != path.name):
+            rows, why = None, "its row's key is not its file name (a copy of another observation)"
+        if rows is None:
+            aside = self.dir / "untrusted" / f"{path.name}.{datetime.now(timezone.utc):%Y%m%dT%H%M%S%f}"
+            aside.parent.mkdir(exist_ok=True)
+            os.replace(path, aside)
+            self.events.append({"file": str(path), "problem": why, "at": at, "moved_to": str(aside),
+                                "when": datetime.now(timezone.utc).isoformat()})
+        return rows
+
+    def verify(self, at: str = "resume") -> List[Dict[str, str]]:
+        """Check every observation file; set aside and record those that fail (their jobs are
+        then not on disk: a re-run measures them again). Returns the new events."""
+        n = len(self.events)
+        for f in sorted(self.dir.glob("*.parquet")):
+            self._check(f, at)
+        return self.events[n:]
+
+    def read(self, verify: bool = True, at: str = "consolidation") -> List[Dict[str, Any]]:
+        """All observations as dicts, ordered by (task, dtype, role, version, config). With
+        ``verify`` (the default; what a merge calls) only files whose tag checks; the others are
+        set aside and recorded in :attr:`events` under ``at``."""
+        rows = []
+        for f in sorted(self.dir.glob("*.parquet")):
+            got = self._check(f, at) if verify else pq.read_table(f, schema=OBSERVATION_SCHEMA).to_pylist()
+            rows += got or []
         return sorted(rows, key=lambda r: (r["task"], r["dtype"], r["role"], r["version"], r["config"]))
+
+    def write_consolidated(self, rows: List[Dict[str, Any]]) -> Path:
+        """``<run dir>/observations.parquet``: every row in one tagged table (name "observations.parquet")."""
+        path = self.run_dir / "observations.parquet"
+        atomic_write_table(path, tagged_table(self.key, path.name, rows))
+        return path
+
+
+def verified_rows(run_dir: Path) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
+    """The observations of ``run_dir`` whose tags check under that run's key, and the integrity
+    events of the others (which are set aside, never returned). For merges of sweeps."""
+    store = ObservationStore(run_dir, create_key=False)
+    rows = store.read(verify=True, at="merge")
+    return rows, store.events

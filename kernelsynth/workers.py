@@ -1,16 +1,22 @@
 """Worker processes: the only place CUDA (or the Triton interpreter) is initialised.
 
-:class:`WorkerPool` spawns ``n`` processes (``multiprocessing`` spawn context, so the parent's
-state never leaks in) and runs jobs -- functions of :mod:`kernelsynth.jobs` called by name -- on
-them. Whatever a job does, the parent gets a :class:`JobResult`:
+:class:`WorkerPool` starts ``n`` processes (a fresh interpreter each, ``python -c``, so the
+parent's state never leaks in), each inside the sandbox of :mod:`kernelsynth.sandbox` when it
+works here (bubblewrap: no network, PID namespace, read-only filesystem, scrubbed environment,
+resource limits), and runs jobs -- functions of :mod:`kernelsynth.jobs` called by name -- on
+them over a socket pair (``multiprocessing.connection.Connection``, pickled messages). Whatever
+a job does, the parent gets a :class:`JobResult`:
 
 * ``ok``: the function returned;
 * a fault class (:class:`kernelsynth.contract.Fault`) when it did not: ``compile_error``, ``exception``, ``tampering`` (the candidate
   replaced a function of torch, triton or the harness), ``cuda_error`` (an illegal
   memory access or other sticky CUDA error), ``oom``, ``exit_called`` (sys.exit), ``crashed``
-  (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit).
+  (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit),
+  ``sandbox`` (the containment denied something or a limit was reached: a write to a read-only
+  or hidden path, a connect without network, a fork past RLIMIT_NPROC, a file past RLIMIT_FSIZE,
+  a full scratch, too many open files; or a candidate left processes running after its job).
 
-After ``cuda_error``, ``crashed``, ``timeout``, ``exit_called`` and ``tampering`` the worker is killed and replaced, so the next
+After ``cuda_error``, ``crashed``, ``timeout``, ``exit_called``, ``tampering`` and ``sandbox`` the worker is killed and replaced, so the next
 job starts on a clean CUDA context. So is a worker whose job's result has ``recycle_worker`` set
 (:func:`kernelsynth.jobs.evaluate` does after torch.compile baselines and after candidates that
 left Python threads running: torch.compile's compile pool starts timer threads later, and the
@@ -19,9 +25,15 @@ next candidate's thread check would blame them on it). See references/EXPLORATIO
 
 from __future__ import annotations
 
+import errno
+import json
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -30,7 +42,15 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .contract import RESTART_FAULTS, Fault
+from .sandbox import Sandbox, worker_environment
 from .verify.failures import TamperingError
+
+#: errno values by which the sandbox (or a resource limit) denies something (fault ``sandbox``):
+#: read-only filesystem, permission, no network (or nothing listening), past RLIMIT_FSIZE / RLIMIT_NOFILE / RLIMIT_NPROC,
+#: the private /tmp full.
+SANDBOX_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH,
+                  errno.ECONNREFUSED,  # loopback of the sandbox's own network namespace: nothing listens
+                  errno.EFBIG, errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOSPC, errno.EDQUOT}
 
 
 @dataclass
@@ -50,12 +70,28 @@ class JobResult:
         return self.fault is Fault.OK
 
 
+def _sandbox_denial(exc: BaseException) -> bool:
+    """True when ``exc`` or an exception in its chain (``__cause__``/``__context__``) is an
+    OSError with one of :data:`SANDBOX_ERRNOS`, or a failed name lookup (no network)."""
+    import socket
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, socket.gaierror) or (isinstance(exc, OSError) and exc.errno in SANDBOX_ERRNOS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def classify(exc: BaseException) -> Fault:
     """Map an exception raised inside a worker to a fault class (see module docstring)."""
     if isinstance(exc, SystemExit):
         return Fault.EXIT_CALLED
     if isinstance(exc, TamperingError):
         return Fault.TAMPERING
+    if _sandbox_denial(exc):
+        return Fault.SANDBOX
     name = type(exc).__name__
     text = str(exc)
     low = text.lower()
@@ -76,11 +112,31 @@ def finished(value: Any, seconds: float) -> JobResult:
     return JobResult(Fault.OK, value, seconds=seconds, recycle=bool(getattr(value, "recycle_worker", False)))
 
 
-def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
+def _worker_entry(fd: int, limits_json: str) -> None:
+    """The worker process's start (``python -c``): SIGINT ignored (Ctrl-C reaches the whole
+    process group when unsandboxed: the parent handles it), limits and uid (kernelsynth.sandbox),
+    then the job loop on the inherited socket ``fd``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # cwd is the scratch a candidate can write
+    from .sandbox import enter_worker, kill_descendants
+
+    limits = json.loads(limits_json)
+    enter_worker(limits)
+    # entries this uid cannot read (a private cwd the parent ran from) would make package searches
+    # (Triton's nvidia/ include lookup) fail with PermissionError instead of "not found"
+    sys.path[:] = [p for p in sys.path if os.access(p, os.R_OK | os.X_OK)]
+    try:
+        _worker_main(Connection(fd), {}, limits)
+    finally:
+        if not limits.get("sandboxed"):
+            kill_descendants()  # in the sandbox, the PID namespace ends with this process
+
+
+def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[str, Any]] = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent handles it
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
-    from .sandbox import refuse_foreign_signals
+    from .sandbox import leftover_processes, refuse_foreign_signals, start_job
 
     refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
 
@@ -92,6 +148,8 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
         if msg is None:
             return
         name, payload = msg
+        if limits:
+            start_job(limits)
         start = time.perf_counter()
         try:
             value = getattr(jobs, name)(payload)
@@ -101,6 +159,16 @@ def _worker_main(conn: Connection, env: Dict[str, str]) -> None:
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             result = JobResult(fault, error=f"{type(exc).__name__}: {exc}"[:2000] + "\n" + tb[-4000:],
                                seconds=time.perf_counter() - start)
+        left = leftover_processes(bool(limits and limits.get("sandboxed")))
+        if left:
+            # a kernel has no reason to leave processes behind; the worker ends (and with it, in the
+            # sandbox, its PID namespace and everything in it) instead of running the next job
+            result.recycle = True
+            role = getattr(getattr(payload, "candidate", None), "role", None)  # a JobRequest's candidate
+            if name == "evaluate" and role not in (None, "baseline") and result.ok:
+                result = JobResult(Fault.SANDBOX, error=f"the candidate left {len(left)} process(es) running after its "
+                                   f"job ({', '.join(left[:5])}); they were killed with its worker",
+                                   seconds=result.seconds, recycle=True)
         try:
             try:
                 conn.send(result)
@@ -139,12 +207,59 @@ def _recv_before(w: "_Worker", deadline: float):
     return box["value"]
 
 
+class _Process:
+    """A worker's OS process (``subprocess.Popen``) with the part of ``multiprocessing.Process``
+    the pool uses. ``exitcode`` is negative for a signal (bwrap reports 128 + signal)."""
+
+    def __init__(self, popen: subprocess.Popen, sandboxed: bool, scratch: Optional[str]):
+        self.popen, self.sandboxed, self.scratch = popen, sandboxed, scratch
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        if self.is_alive():
+            self.popen.kill()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+    @property
+    def exitcode(self) -> Optional[int]:
+        rc = self.popen.poll()
+        if rc is not None and self.sandboxed and 128 < rc < 128 + 65:
+            return -(rc - 128)
+        return rc
+
+
+_WORKER_PROGRAM = ("import sys; from kernelsynth.workers import _worker_entry; "
+                   "_worker_entry(int(sys.argv[1]), sys.argv[2])")
+
+
 class _Worker:
-    def __init__(self, ctx, env):
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, env), daemon=True)
-        self.proc.start()
-        child.close()
+    def __init__(self, sandbox: Sandbox, env: Dict[str, str]):
+        self.conn, child = mp.Pipe()  # a socket pair; the child's end is inherited by fd
+        limits = sandbox.limits()
+        scratch = None if sandbox.active else tempfile.mkdtemp(prefix="kernelsynth-worker-")
+        home = "/tmp/home" if sandbox.active else scratch
+        argv = [sys.executable, "-s", "-c", _WORKER_PROGRAM, str(child.fileno()), json.dumps(limits)]
+        try:
+            popen = subprocess.Popen(sandbox.command(argv, limits), pass_fds=(child.fileno(),),
+                                     env=worker_environment(dict(os.environ), env, home),
+                                     cwd=scratch or "/", stdin=subprocess.DEVNULL)
+        finally:
+            child.close()
+        self.proc = _Process(popen, sandbox.active, scratch)
         self.job: Optional[Tuple[int, float]] = None  # (job index, start time)
 
     def kill(self):
@@ -157,19 +272,22 @@ class _Worker:
 class WorkerPool:
     """``n`` spawned worker processes with a per-job timeout.
 
-    ``env`` is applied in each worker before :mod:`kernelsynth.jobs` is imported (for example
-    ``{"TRITON_INTERPRET": "1"}``). Use as a context manager; :meth:`map` yields
+    ``env`` is added to each worker's scrubbed environment (for example ``{"TRITON_INTERPRET":
+    "1"}``; :func:`kernelsynth.sandbox.worker_environment`). ``sandbox``: how workers are
+    launched (default: :class:`~kernelsynth.sandbox.Sandbox` with its default settings, i.e.
+    bubblewrap when it works here). Use as a context manager; :meth:`map` yields
     ``(index, JobResult)`` as jobs complete, in completion order.
     """
 
-    def __init__(self, n: int = 1, env: Optional[Dict[str, str]] = None, timeout_s: float = 600.0):
+    def __init__(self, n: int = 1, env: Optional[Dict[str, str]] = None, timeout_s: float = 600.0,
+                 sandbox: Optional[Sandbox] = None):
         self.n, self.env, self.timeout_s = max(1, int(n)), dict(env or {}), float(timeout_s)
-        self._ctx = mp.get_context("spawn")
+        self.sandbox = sandbox if sandbox is not None else Sandbox()
         self._workers: List[_Worker] = []
         self._spare: Optional[_Worker] = None  # started ahead, so replacing a worker costs no import time
 
     def __enter__(self) -> "WorkerPool":
-        self._workers = [_Worker(self._ctx, self.env) for _ in range(self.n)]
+        self._workers = [_Worker(self.sandbox, self.env) for _ in range(self.n)]
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
@@ -257,9 +375,9 @@ class WorkerPool:
         next spare."""
         w.kill()
         spare, self._spare = self._spare, None
-        new = spare if spare is not None and spare.proc.is_alive() else _Worker(self._ctx, self.env)
+        new = spare if spare is not None and spare.proc.is_alive() else _Worker(self.sandbox, self.env)
         if spare is not None and spare is not new:
             spare.kill()
         self._workers[self._workers.index(w)] = new
-        self._spare = _Worker(self._ctx, self.env)
+        self._spare = _Worker(self.sandbox, self.env)
         return new

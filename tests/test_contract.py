@@ -102,7 +102,8 @@ def test_fault_classes_are_one_enum_recognised_by_type_not_by_name():
     assert classify(SystemExit(3)) is Fault.EXIT_CALLED
     assert classify(RuntimeError("CUDA error: an illegal memory access was encountered")) is Fault.CUDA_ERROR
     assert classify(MemoryError("cannot allocate memory")) is Fault.OOM
-    assert RESTART_FAULTS == {Fault.CUDA_ERROR, Fault.CRASHED, Fault.TIMEOUT, Fault.EXIT_CALLED, Fault.TAMPERING}
+    assert RESTART_FAULTS == {Fault.CUDA_ERROR, Fault.CRASHED, Fault.TIMEOUT, Fault.EXIT_CALLED, Fault.TAMPERING,
+                              Fault.SANDBOX}
     assert f"{Fault.AUDIT}" == str(Fault.AUDIT) == "audit" and Fault("screened") is Fault.SCREENED
     import re
     from pathlib import Path

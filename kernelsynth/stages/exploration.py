@@ -23,11 +23,13 @@ from ..audit import audit_problem  # no torch at import; a call imports it (CPU 
 from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, result_columns
 from ..hardware import Hardware, load_or_measure_ceilings
+from ..errors import UserError
 from ..external import ExternalCandidate, load_external
+from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
 from ..shapes import derived_shapes
-from ..store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_table, rows_to_table
+from ..store import ObservationStore
 from ..workers import JobResult, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,7 @@ class Exploration:
                  workers: Optional[int] = _D.workers, interpreter_max_configs: int = _D.interpreter_max_configs,
                  baselines: bool = _D.baselines, progress: bool = _D.progress,
                  extra_candidates: Optional[List[str]] = None, fresh_worker: str = _D.fresh_worker,
-                 screen_sources: bool = _D.screen_sources):
+                 screen_sources: bool = _D.screen_sources, sandbox: Any = None):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
@@ -70,6 +72,7 @@ class Exploration:
             raise ValueError(f"exploration.fresh_worker must be 'external' or 'always', got {fresh_worker!r}")
         self.fresh_worker = fresh_worker
         self.screen_sources = screen_sources
+        self.sandbox = SandboxSettings.of(sandbox)
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
@@ -140,14 +143,20 @@ class Exploration:
                    if hw.interpret and backends.get(c.backend).needs_gpu]
         if skipped:
             log.warning("skipping %s: needs a GPU (the interpreter runs Triton and PyTorch only)", ", ".join(skipped))
-        todo = [j for j in jobs if not store.has(j.key)]
-        if len(todo) < len(jobs):
-            log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
+        for event in store.verify("resume"):  # a file the run did not write is measured again
+            log.warning("untrusted observation file set aside, its job re-runs: %s (%s)", event["file"], event["problem"])
         env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
-        env |= {"KERNELSYNTH_CACHE": str(cache_dir),
-                "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR", str(Path(cache_dir) / "torch_extensions"))}
+        extensions = os.environ.get("TORCH_EXTENSIONS_DIR", str(Path(cache_dir) / "torch_extensions"))
+        env |= {"KERNELSYNTH_CACHE": str(cache_dir), "TORCH_EXTENSIONS_DIR": extensions}
+        sandbox = self.sandbox_for(jobs, store.run_dir, [str(cache_dir), extensions], gpu=not hw.interpret)
+        if external and not sandbox.active and not self.sandbox.allow_unsandboxed_external:
+            raise UserError(f"refusing to run external candidates without the sandbox ({sandbox.problem}): they would "
+                            "run with this user's files, credentials and network. Install bubblewrap (or set "
+                            "exploration.sandbox.bwrap), or accept the risk with "
+                            "exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
         n_workers = self.workers or 1
-        with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s) as pool:
+        rows: List[Dict[str, Any]] = []
+        with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s, sandbox=sandbox) as pool:
             if not hw.interpret:
                 def measure():
                     res = pool.run("ceilings", {})
@@ -155,13 +164,34 @@ class Exploration:
                         raise RuntimeError(f"measuring the ceilings failed ({res.fault}): {res.error}")
                     return res.value
                 load_or_measure_ceilings(hw, cache_dir, measure)
-            if todo:
-                references = self._references(pool, todo)
-                self._run_jobs(pool, todo, hw, store, console, references)
-        rows = store.read()
+            for attempt in range(2):  # a second pass re-runs jobs whose files failed at consolidation
+                todo = [j for j in jobs if not store.has(j.key)]
+                if attempt == 0 and len(todo) < len(jobs):
+                    log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
+                if todo:
+                    references = self._references(pool, todo)
+                    self._run_jobs(pool, todo, hw, store, console, references)
+                n_events = len(store.events)
+                rows = store.read(verify=True, at="consolidation")
+                for event in store.events[n_events:]:
+                    log.warning("untrusted observation file set aside at consolidation: %s (%s)",
+                                event["file"], event["problem"])
+                if len(store.events) == n_events:
+                    break
         # One consolidated table for users and plots; the shards stay the source of truth for resume.
-        atomic_write_table(store.dir.parent / "observations.parquet", rows_to_table(rows, OBSERVATION_SCHEMA))
+        store.write_consolidated(rows)
         return rows
+
+    def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool) -> Sandbox:
+        """The sandbox of this run's workers: the run directory hidden; the folders of the
+        reference, of each candidate and of each backend loaded from a file readable; ``private`` (compile caches) writable and private."""
+        readable = {str(Path(j.request.reference).parent) for j in jobs}
+        readable |= {str(Path(j.request.candidate.file).parent) for j in jobs if j.request.candidate.file}
+        readable |= {str(Path(j.request.backend_source).parent) for j in jobs  # a backend loaded from a file
+                     if j.request.backend_source and j.request.backend_source.endswith(".py")}
+        for d in private:
+            Path(d).mkdir(parents=True, exist_ok=True)  # a mount point must exist on a read-only filesystem
+        return Sandbox(self.sandbox, hidden=[str(run_dir)], readable=sorted(readable), private=private, gpu=gpu)
 
     def _references(self, pool: WorkerPool, todo: List[Job]) -> Dict[str, Dict[str, Any]]:
         """The independent references of every dtype with untrusted jobs (kernelsynth/audit.py),

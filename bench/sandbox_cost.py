@@ -1,0 +1,51 @@
+"""Compare sandbox on/off runs written by bench/sandbox_cost.sh: verdicts per observation key
+(must be equal) and the medians of verify_s and wall_s over candidate observations (the
+sandbox may add at most 10 %). Prints a Markdown table for BENCHMARKS.md; exits 1 when a
+verdict differs or a median grows by more than 10 %."""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+def rows(run: Path):
+    return {r["key"]: r for r in pq.read_table(run / "observations.parquet").to_pylist()}
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else float("nan")
+
+
+def main(out: Path) -> int:
+    bad = 0
+    print("| task | observations | verdicts equal | verify_s median off / on | wall_s median off / on | first_call_s median off / on | sandbox |")
+    print("|---|---|---|---|---|---|---|")
+    for task in ("flip2d", "conv_relu_maxpool"):
+        if not (out / f"{task}-on").is_dir():
+            continue
+        off, on = rows(out / f"{task}-off"), rows(out / f"{task}-on")
+        status = json.loads((out / f"{task}-on" / "run.json").read_text())["sandbox"]["status"]
+        differ = sorted(k for k in off.keys() | on.keys() if (off.get(k) or {}).get("verdict") != (on.get(k) or {}).get("verdict"))
+        for k in differ:
+            o, n = off.get(k) or {}, on.get(k) or {}
+            print(f"  verdict differs: {o.get('version') or n.get('version')} {o.get('dtype') or n.get('dtype')} "
+                  f"{o.get('config') or n.get('config')}: off={o.get('verdict')} ({(o.get('reason') or '')[:120]}) "
+                  f"on={n.get('verdict')} ({(n.get('reason') or '')[:120]})", file=sys.stderr)
+        cand = lambda d: [r for r in d.values() if r["role"] != "baseline"]  # noqa: E731
+        m = {(col, side): median([r[col] for r in cand(d)]) for col in ("verify_s", "wall_s", "first_call_s")
+             for side, d in (("off", off), ("on", on))}
+        ratio = {col: m[(col, "on")] / m[(col, "off")] for col in ("verify_s", "wall_s")}
+        print(f"| {task} | {len(off)} / {len(on)} | {'yes' if not differ else f'NO ({len(differ)})'} | "
+              f"{m[('verify_s', 'off')]:.3f} / {m[('verify_s', 'on')]:.3f} ({100 * (ratio['verify_s'] - 1):+.1f} %) | "
+              f"{m[('wall_s', 'off')]:.3f} / {m[('wall_s', 'on')]:.3f} ({100 * (ratio['wall_s'] - 1):+.1f} %) | "
+              f"{m[('first_call_s', 'off')]:.3f} / {m[('first_call_s', 'on')]:.3f} | {status} |")
+        bad += bool(differ) + sum(r > 1.10 for r in ratio.values())
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/sandbox_cost")))

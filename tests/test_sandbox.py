@@ -1,0 +1,390 @@
+"""Containment (references/SECURITY.md): attacks of tests/adversarial/sandbox run through the real
+sandbox (bubblewrap) as spec candidates and as an external candidate; the scrubbed environment;
+authenticated observation files; the run without a sandbox.
+
+Without bubblewrap these tests fail (CI installs it in .ci/run); KERNELSYNTH_ALLOW_NO_SANDBOX=1
+skips the ones that need it, for a machine that cannot have it.
+"""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT, compose
+from kernelsynth import engine
+from kernelsynth.errors import UserError
+from kernelsynth.sandbox import Sandbox, SandboxSettings, worker_environment
+from kernelsynth.store import ObservationStore, verified_rows
+from kernelsynth.workers import WorkerPool, classify
+
+ATTACKS = ROOT / "tests" / "adversarial" / "sandbox"
+REFERENCE = ROOT / "specs" / "flip2d" / "reference.py"
+PLANTED = "hf_plantedTOKENkernelsynth0123456789"
+MARK = "kernelsynth-adversarial-outlive"
+RUN = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "exploration.workers=2",
+       "exploration.fresh_worker=always", "exploration.screen_sources=false", "exploration.sandbox.mode=on",
+       "exploration.sandbox.nproc=128", "exploration.sandbox.fsize_mb=8", "exploration.sandbox.tmp_mb=96",
+       "exploration.timeout_s=240"]
+
+
+def _sandbox_or_skip():
+    box = Sandbox(SandboxSettings(mode="auto"))
+    if not box.active:
+        if os.environ.get("KERNELSYNTH_ALLOW_NO_SANDBOX") == "1":
+            pytest.skip(f"no sandbox here and KERNELSYNTH_ALLOW_NO_SANDBOX=1: {box.problem}")
+        pytest.fail(f"the sandbox cannot start ({box.problem}); install bubblewrap, or set "
+                    "KERNELSYNTH_ALLOW_NO_SANDBOX=1 to skip these tests on a machine that cannot have it")
+    return box
+
+
+def _marked_processes():
+    """Processes on this machine whose command line carries the outlive attack's mark."""
+    out = []
+    for cmd in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if MARK in cmd.read_bytes().decode(errors="replace") and int(cmd.parent.name) != os.getpid():
+                out.append(int(cmd.parent.name))
+        except OSError:
+            pass
+    return out
+
+
+def _spec(folder: Path, versions):
+    lines = [f"name: sandbox_flip\ncategory: test_fixture\nreference: {REFERENCE}\ndims: [M, N]\n"
+             "shapes:\n  verify: [[3, 5], [4, 67]]\ndtypes: [float32]\ncomparison: exact\n"
+             "work: {bytes: \"2 * M * N * itemsize\"}\nbaselines: []\n"
+             "reference_ops: [flip]\ncandidates:"]
+    for v in versions:
+        lines.append(f"  - {{version: {v}, name: {v}, file: {v}.py, technique: attack, rationale: attack}}")
+    (folder / "spec.yaml").write_text("\n".join(lines) + "\n")
+
+
+class _Listener:
+    """A TCP listener on 127.0.0.1 that records what it receives."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port, self.received = self.sock.getsockname()[1], []
+        self.sock.settimeout(0.5)
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                self.received.append(conn.recv(100))
+
+    def close(self):
+        self.stop = True
+        self.thread.join(5)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    """One engine run of every attack as a spec candidate, with credentials planted in the
+    environment and a token file, and a listener on a local port: (observations by version,
+    run dir, repo file the attack aimed at, listener, planted file)."""
+    _sandbox_or_skip()
+    work = tmp_path_factory.mktemp("attacks")
+    os.chmod(work, 0o755)  # readable by the workers' own uids (else they keep uid 0, and RLIMIT_NPROC is moot)
+    run_dir = work / "run"
+    repo_target = ROOT / "pwned_by_candidate"
+    home_target = Path.home() / "pwned_by_candidate"
+    listener = _Listener()
+    planted = Path(f"/var/tmp/kernelsynth-planted-{os.getpid()}")
+    planted.mkdir(exist_ok=True)
+    (planted / "token").write_text(PLANTED)
+    os.chmod(planted / "token", 0o600)
+    saved = dict(os.environ)
+    os.environ.update(HF_TOKEN=PLANTED, HF_HOME=str(planted), AWS_SECRET_ACCESS_KEY=PLANTED,
+                      GITHUB_TOKEN=PLANTED, TRITON_SECRET_KEY=PLANTED)
+    versions = [p.stem for p in sorted(ATTACKS.glob("*.py"))]
+    for v in versions:
+        src = (ATTACKS / f"{v}.py").read_text()
+        src = src.replace("PORT = 0 ", f"PORT = {listener.port} ").replace(
+            "TARGETS = []", f"TARGETS = {[str(run_dir / 'pwned'), str(repo_target), str(home_target)]!r}").replace(
+            'RUN_DIR = ""', f"RUN_DIR = {str(run_dir)!r}")
+        (work / f"{v}.py").write_text(src)
+    _spec(work, versions)
+    try:
+        start = time.monotonic()
+        res = engine.run(compose(RUN + [f"task.spec={work / 'spec.yaml'}"]), run_dir)
+        wall = time.monotonic() - start
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        listener.close()
+    yield {o["version"]: o for o in res.observations}, run_dir, repo_target, home_target, listener, planted, wall
+    shutil.rmtree(planted, ignore_errors=True)
+    for t in (repo_target, home_target):
+        t.unlink(missing_ok=True)
+
+
+def _reason(o):
+    return o["reason"] or ""
+
+
+def test_credentials_in_env_and_token_files_are_not_visible_to_a_candidate(attacked):
+    obs = attacked[0]
+    o = obs["steal_credentials"]
+    assert o["verdict"] == "accepted", _reason(o)[:500]  # it raises "stole: ..." on anything it finds
+    # the same file, imported by a plain child of this process with the planted variables, finds them
+    env = dict(os.environ, HF_TOKEN=PLANTED, HF_HOME=str(attacked[5]))
+    p = subprocess.run([sys.executable, "-c", f"import runpy; print(runpy.run_path({str(ATTACKS / 'steal_credentials.py')!r})"
+                        "['FOUND'])"], capture_output=True, text=True, env=env, timeout=120)
+    assert PLANTED in p.stdout and "HF_TOKEN" in p.stdout, p.stdout + p.stderr
+
+
+def test_connect_to_a_local_port_is_a_sandbox_fault_and_sends_nothing(attacked):
+    o, listener = attacked[0]["connect_local"], attacked[4]
+    assert (o["verdict"], o["fault"]) == ("rejected", "sandbox"), _reason(o)[:500]
+    assert re.search(r"Connection refused|Network is unreachable", _reason(o)), _reason(o)[:500]
+    assert listener.received == []
+    # the listener works: an unsandboxed connection reaches it
+    probe = _Listener()
+    with socket.create_connection(("127.0.0.1", probe.port), timeout=5) as s:
+        s.sendall(b"hello")
+    time.sleep(1)
+    probe.close()
+    assert probe.received == [b"hello"]
+
+
+def test_writes_into_the_run_dir_repo_and_home_are_denied(attacked):
+    o, run_dir, repo_target, home_target = attacked[0]["write_outside"], *attacked[1:4]
+    assert (o["verdict"], o["fault"]) == ("rejected", "sandbox"), _reason(o)[:500]
+    assert re.search(r"Read-only file system|Permission denied", _reason(o)), _reason(o)[:500]
+    assert not (run_dir / "pwned").exists() and not repo_target.exists() and not home_target.exists()
+
+
+def test_processes_that_outlive_their_job_are_killed_and_reject_it(attacked):
+    o = attacked[0]["outlive_job"]
+    assert (o["verdict"], o["fault"]) == ("rejected", "sandbox"), _reason(o)[:500]
+    assert re.search(r"left \d+ process\(es\) running after its job", _reason(o)), _reason(o)[:500]
+    assert _marked_processes() == []
+
+
+def test_a_fork_bomb_is_stopped_by_the_process_limit(attacked):
+    o = attacked[0]["fork_bomb"]
+    assert (o["verdict"], o["fault"]) == ("rejected", "sandbox"), _reason(o)[:500]
+    assert "Resource temporarily unavailable" in _reason(o), _reason(o)[:500]
+
+
+def test_filling_the_disk_stops_at_the_file_size_and_scratch_limits(attacked):
+    big, many = attacked[0]["fill_disk"], attacked[0]["fill_scratch"]
+    assert (big["verdict"], big["fault"]) == ("rejected", "sandbox"), _reason(big)[:500]
+    assert "File too large" in _reason(big), _reason(big)[:500]
+    assert (many["verdict"], many["fault"]) == ("rejected", "sandbox"), _reason(many)[:500]
+    assert "No space left on device" in _reason(many), _reason(many)[:500]
+
+
+def test_rewriting_other_candidates_results_is_denied_and_every_file_checks(attacked):
+    obs, run_dir = attacked[0], attacked[1]
+    o = obs["forge_result"]
+    assert (o["verdict"], o["fault"]) == ("rejected", "sandbox"), _reason(o)[:500]
+    rows, events = verified_rows(run_dir)
+    assert events == [] and len(rows) == len(obs)
+    assert json.loads((run_dir / "run.json").read_text())["integrity_events"] == []
+
+
+def test_the_attack_run_says_it_was_sandboxed_and_took_bounded_time(attacked):
+    run = json.loads((attacked[1] / "run.json").read_text())
+    assert run["sandbox"]["active"] is True and run["sandbox"]["status"].startswith("sandbox: bubblewrap")
+    assert attacked[6] < 600  # the fork bomb and the disk fillers end at their limits, not at the timeout
+
+
+def test_external_candidate_that_detaches_to_forge_its_result_is_contained(tmp_path):
+    """The issue's attack: an external candidate returning zeros that, at import, starts a
+    detached process meant to rewrite its own observation to "accepted" later."""
+    _sandbox_or_skip()
+    cand = tmp_path / "zeros_detached.py"
+    cand.write_text(
+        "import subprocess, sys, torch\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)  # {MARK}'], start_new_session=True)\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def __init__(self, **kw): super().__init__()\n"
+        "    def forward(self, x): return torch.zeros_like(x)\n")
+    run_dir = tmp_path / "run"
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    _spec(spec, [])
+    (spec / "spec.yaml").write_text((spec / "spec.yaml").read_text().replace(
+        "candidates:", "candidates:\n  - {version: v0, name: honest, file: "
+        f"{ROOT / 'tests' / 'adversarial' / 'cpu' / 'honest' / 'index.py'}, technique: index, rationale: honest}}"))
+    res = engine.run(compose(RUN + [f"task.spec={spec / 'spec.yaml'}", f"exploration.extra_candidates=[{cand}]"]), run_dir)
+    ext = [o for o in res.observations if o["role"] == "external"]
+    assert len(ext) == 1 and ext[0]["verdict"] == "rejected", ext
+    assert ext[0]["fault"] in ("wrong_output", "sandbox"), _reason(ext[0])[:300]
+    assert _marked_processes() == []
+    assert pq.read_table(run_dir / "observations.parquet").to_pydict()["verdict"].count("accepted") == 1
+
+
+# ------------------------------------------------------------------------------------ no sandbox
+def test_scrubbed_environment_keeps_device_and_triton_settings_and_drops_credentials():
+    parent = {"HF_TOKEN": PLANTED, "HF_HOME": "/x/hf", "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b",
+              "GITHUB_TOKEN": "c", "OPENAI_API_KEY": "d", "CI_JOB_TOKEN": "e", "GOOGLE_APPLICATION_CREDENTIALS": "/k",
+              "TRITON_CACHE_DIR": "/c/triton", "TRITON_API_TOKEN": "f", "CUDA_VISIBLE_DEVICES": "3",
+              "PATH": "/usr/bin", "LANG": "C.UTF-8", "HOME": "/root", "SSH_AUTH_SOCK": "/s", "GITHUB_ACTIONS": "true",
+              "NVIDIA_VISIBLE_DEVICES": "all", "LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}
+    env = worker_environment(parent, {"TRITON_INTERPRET": "1"}, "/tmp/home")
+    assert env["HOME"] == "/tmp/home" and env["TRITON_INTERPRET"] == "1"
+    for k in ("TRITON_CACHE_DIR", "CUDA_VISIBLE_DEVICES", "PATH", "LANG", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
+        assert env[k] == parent[k], k
+    for k in ("HF_TOKEN", "HF_HOME", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "OPENAI_API_KEY",
+              "CI_JOB_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "TRITON_API_TOKEN", "SSH_AUTH_SOCK", "GITHUB_ACTIONS"):
+        assert k not in env, k
+    assert PLANTED not in json.dumps(env)
+
+
+def test_unsandboxed_worker_gets_the_scrubbed_environment_too(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", PLANTED)
+    with WorkerPool(1, env={"TRITON_INTERPRET": "1"}, sandbox=Sandbox(SandboxSettings(mode="off"))) as pool:
+        assert not pool.sandbox.active and pool.sandbox.status.startswith("sandbox: NONE")
+        res = pool.run("probe", {"reference": None})
+    assert res.ok, res.error
+
+
+def test_classify_names_containment_denials_sandbox():
+    import errno
+
+    for e in (OSError(errno.EROFS, "Read-only file system"), PermissionError(errno.EACCES, "Permission denied"),
+              OSError(errno.ENETUNREACH, "Network is unreachable"),
+              ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"), OSError(errno.EFBIG, "File too large"),
+              BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable"), OSError(errno.ENOSPC, "No space"),
+              socket.gaierror(-3, "Temporary failure in name resolution")):
+        assert classify(e) == "sandbox", e
+    try:
+        try:
+            raise OSError(errno.EROFS, "Read-only file system")
+        except OSError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert classify(outer) == "sandbox"
+    assert classify(FileNotFoundError(errno.ENOENT, "x")) == "exception"
+    assert classify(ValueError("x")) == "exception"
+
+
+def test_mode_on_without_bwrap_refuses_and_mode_off_is_said(tmp_path):
+    with pytest.raises(UserError, match="sandbox.mode=on but the sandbox cannot start"):
+        Sandbox(SandboxSettings(mode="on", bwrap=str(tmp_path / "no-bwrap")))
+    off = Sandbox(SandboxSettings(mode="off"))
+    assert not off.active and "exploration.sandbox.mode=off" in off.status
+    assert off.command(["python"], off.limits()) == ["python"]
+
+
+def test_external_candidates_refuse_to_run_unsandboxed_unless_asked(tmp_path):
+    cand = ROOT / "tests" / "adversarial" / "cpu" / "honest" / "index.py"
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    _spec(spec, [])
+    (spec / "spec.yaml").write_text((spec / "spec.yaml").read_text().replace(
+        "candidates:", f"candidates:\n  - {{version: v0, name: honest, file: {cand}, technique: index, rationale: honest}}"))
+    off = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "exploration.sandbox.mode=off",
+           f"task.spec={spec / 'spec.yaml'}", f"exploration.extra_candidates=[{cand}]"]
+    with pytest.raises(UserError, match="refusing to run external candidates without the sandbox"):
+        engine.run(compose(off), tmp_path / "refused")
+    res = engine.run(compose(off + ["exploration.sandbox.allow_unsandboxed_external=true"]), tmp_path / "run")
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["sandbox"]["active"] is False and run["sandbox"]["status"].startswith("sandbox: NONE")
+    assert {o["role"]: o["verdict"] for o in res.observations} == {"candidate": "accepted", "external": "accepted"}
+
+
+# ------------------------------------------------------------------------------------ HMAC
+def _row(key, verdict="accepted"):
+    return {"key": key, "task": "t", "spec_sha256": "s", "role": "candidate", "version": "v0", "name": "n",
+            "backend": "triton", "config": "{}", "dtype": "float32", "verdict": verdict, "fault": "ok", "reason": ""}
+
+
+def test_observation_files_that_fail_their_tag_are_set_aside_and_recorded(tmp_path):
+    store = ObservationStore(tmp_path)
+    store.append(_row("aaa", "accepted"))
+    store.append(_row("bbb", "rejected"))
+    assert oct(os.stat(tmp_path / ".observation-key").st_mode & 0o777) == "0o600"
+    assert [r["key"] for r in store.read()] == ["aaa", "bbb"] and store.events == []
+    # forged: rewritten by something without the key (valid Parquet, schema and name)
+    from kernelsynth.store import OBSERVATION_SCHEMA, atomic_write_table, rows_to_table
+
+    atomic_write_table(tmp_path / "observations" / "bbb.parquet", rows_to_table([_row("bbb", "accepted")], OBSERVATION_SCHEMA))
+    # copied: another run's honest file under this name
+    shutil.copy(tmp_path / "observations" / "aaa.parquet", tmp_path / "observations" / "ccc.parquet")
+    (tmp_path / "observations" / "ddd.parquet").write_bytes(b"PAR1 accepted")
+    fresh = ObservationStore(tmp_path)  # a resumed run: the key comes from the run directory
+    events = fresh.verify()
+    assert sorted(Path(e["file"]).name for e in events) == ["bbb.parquet", "ccc.parquet", "ddd.parquet"]
+    why = {Path(e["file"]).name: e["problem"] for e in events}
+    # the tag covers the file's name: a copy under another name does not check either
+    assert why["bbb.parquet"] == "no authentication tag" and "does not match" in why["ccc.parquet"]
+    assert "unreadable" in why["ddd.parquet"]
+    assert [r["key"] for r in fresh.read()] == ["aaa"]
+    assert len(list((tmp_path / "observations" / "untrusted").iterdir())) == 3
+    other = tmp_path / "other"
+    ObservationStore(other).append(_row("eee"))
+    (other / ".observation-key").write_text("00" * 32)  # a merge with the wrong key trusts nothing
+    rows, events = verified_rows(other)
+    assert rows == [] and "does not match" in events[0]["problem"]
+
+
+def test_forged_observation_is_re_run_at_resume_and_recorded_in_run_json(tmp_path):
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    _spec(spec, [])
+    zeros = tmp_path / "zeros.py"
+    zeros.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self, **kw): super().__init__()\n"
+                     "    def forward(self, x): return torch.zeros_like(x)\n")
+    (spec / "spec.yaml").write_text((spec / "spec.yaml").read_text().replace(
+        "candidates:", f"candidates:\n  - {{version: v0, name: zeros, file: {zeros}, technique: zeros, rationale: wrong}}"))
+    overrides = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", f"task.spec={spec / 'spec.yaml'}"]
+    run_dir = tmp_path / "run"
+    first = engine.run(compose(overrides), run_dir)
+    assert [o["verdict"] for o in first.observations] == ["rejected"]
+    # what the issue's detached process did: rewrite the observation to "accepted"
+    from kernelsynth.store import OBSERVATION_SCHEMA, atomic_write_table, rows_to_table
+
+    shard = next((run_dir / "observations").glob("*.parquet"))
+    row = pq.read_table(shard).to_pylist()[0] | {"verdict": "accepted", "fault": "ok", "reason": None}
+    atomic_write_table(shard, rows_to_table([row], OBSERVATION_SCHEMA))
+    second = engine.run(compose(overrides), run_dir)
+    assert [o["verdict"] for o in second.observations] == ["rejected"]  # measured again, not trusted
+    run = json.loads((run_dir / "run.json").read_text())
+    assert [(e["at"], Path(e["file"]).name) for e in run["integrity_events"]] == [("resume", shard.name)]
+    assert run["integrity_events"][0]["problem"] == "no authentication tag"
+    assert pq.read_table(run_dir / "observations.parquet").schema.metadata[b"kernelsynth.hmac"]
+
+
+def test_a_candidate_file_private_to_the_user_keeps_the_worker_at_uid_0(tmp_path):
+    """Found by test_external_candidates_from_files_folders_and_tables_get_verdicts: copies of
+    table sources were written 0600, and workers under their own uid could not import them."""
+    _sandbox_or_skip()
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop applies to root runs only")
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    (folder / "a.py").write_text("x = 1\n")
+    os.chmod(folder / "a.py", 0o644)
+    assert Sandbox(SandboxSettings(), readable=[str(folder)]).drop_uid is True
+    os.chmod(folder / "a.py", 0o600)
+    box = Sandbox(SandboxSettings(), readable=[str(folder)])
+    assert box.drop_uid is False and "not readable by other users" in box.status
+    # a hidden folder inside a readable one (the run directory) is not walked
+    run = folder / "run"
+    run.mkdir()
+    (run / ".observation-key").write_text("00")
+    os.chmod(run / ".observation-key", 0o600)
+    os.chmod(folder / "a.py", 0o644)
+    assert Sandbox(SandboxSettings(), readable=[str(folder)], hidden=[str(run)]).drop_uid is True
