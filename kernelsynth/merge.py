@@ -11,7 +11,11 @@ basic sweeper skips the callback when a job raised).
 
 A job directory counts when it finished (``run.json``); a job that failed (``failed.json``,
 written by the command line) or never finished is named in the result and left out: re-running
-the sweep with the same ``hydra.sweep.dir`` resumes it.
+the sweep with the same ``hydra.sweep.dir`` resumes it. A job's observations are read through
+:func:`kernelsynth.store.verified_rows`: a file whose authentication tag does not check under
+that job's key (references/SECURITY.md) is not counted, is set aside in the job's
+``observations/untrusted/`` (so re-running the sweep measures it again) and is named in the
+result (``integrity_events``, run.json, :func:`report`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class MergeResult:
     parts: Dict[tuple, int] = field(default_factory=dict)
     #: one summary row per record (id, dtype, final version, config, metrics)
     rows: List[Dict[str, Any]] = field(default_factory=list)
+    #: observation files left out because their tag did not check (``{"job", "file", "problem", ...}``)
+    integrity_events: List[Dict[str, str]] = field(default_factory=list)
 
 
 def job_dirs(paths: List[Path]) -> List[Path]:
@@ -77,14 +83,15 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
 
     ``out`` defaults to the sweep directory when ``paths`` is one sweep directory. Raises
     UserError when ``out`` is needed and missing, when no job finished, or when a job's spec
-    changed since it ran (its records could not be rendered from the files it measured)."""
+    changed since it ran (its records could not be rendered from the files it measured).
+    Observation files that fail their integrity check are left out (``integrity_events``)."""
     from hydra.utils import instantiate
 
     from .engine import load_task
     from .hardware import Hardware
     from .stages.selection import TRAJECTORY_SCHEMA
     from .stages.synthesis import Part, Synthesis, write_dataset
-    from .store import OBSERVATION_SCHEMA, ObservationStore, atomic_write_bytes, atomic_write_table, rows_to_table
+    from .store import OBSERVATION_SCHEMA, atomic_write_bytes, atomic_write_table, rows_to_table, verified_rows
 
     paths = [Path(p) for p in paths]
     jobs = job_dirs(paths)
@@ -120,7 +127,11 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
             log.warning("%s: hw=%s on another device/driver/library fingerprint than %s; its observations are "
                         "kept under their own keys", d, hw.target, g["jobs"][0])
         g["jobs"].append(d)
-        for o in ObservationStore(d).read():  # through the store, so its checks apply to every file
+        rows, events = verified_rows(d)  # only files whose tag checks under this job's key
+        for event in events:
+            log.warning("%s: observation file %s left out of the merge (%s)", d, event["file"], event["problem"])
+            result.integrity_events.append(dict(event, job=str(d)))
+        for o in rows:
             g["obs"].setdefault(o["key"], o)
     if not groups:
         names = "; ".join(f"{d}: {why}" for d, why in result.failed.items())
@@ -157,7 +168,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         "failed_jobs": {str(k): v for k, v in result.failed.items()},
         "observations": result.observations, "records": result.records, "rejected": result.rejected,
         "parts": [{"task": t, "hw": h, "records": n} for (t, h), n in result.parts.items()],
-        "dataset_dir": str(result.dataset_dir)}, indent=2).encode())
+        "dataset_dir": str(result.dataset_dir), "integrity_events": result.integrity_events}, indent=2).encode())
     return result
 
 
@@ -180,12 +191,16 @@ def report(result: MergeResult) -> List[str]:
         lines.append("")
     for d, why in result.failed.items():
         lines.append(f"left out {d}: {why}")
+    for e in result.integrity_events:
+        lines.append(f"left out observation file {e['file']}: {e['problem']} (moved to {e['moved_to']}; "
+                     "re-running the sweep measures it again)")
     return lines
 
 
 class MergeCallback(Callback):
     """Hydra callback: merge the sweep's jobs when the multirun ends (conf/config.yaml,
-    ``hydra.callbacks.merge``). A failed job is named; the sweep's exit status is then 1."""
+    ``hydra.callbacks.merge``). A failed job or an observation file that failed its integrity
+    check is named; the sweep's exit status is then 1."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         import sys
@@ -209,8 +224,13 @@ class MergeCallback(Callback):
                       f"{result.dataset_dir}. Retry the push alone: kernelsynth-tools publish {sweep_dir} "
                       f"--repo-id {repo}", file=sys.stderr)
                 sys.exit(1)
+        if result.integrity_events:
+            print(f"kernelsynth: {len(result.integrity_events)} observation file(s) failed their integrity check "
+                  f"and were left out; re-run the same command with hydra.sweep.dir={sweep_dir} to measure them "
+                  "again (references/SECURITY.md)", file=sys.stderr)
         if result.failed:
             print(f"kernelsynth: {len(result.failed)} job(s) failed; fix them and re-run the same command with "
                   f"hydra.sweep.dir={sweep_dir} to resume the sweep, or merge what is there with "
                   f"`kernelsynth-tools merge {sweep_dir}`", file=sys.stderr)
+        if result.failed or result.integrity_events:
             sys.exit(1)

@@ -57,7 +57,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     result = do_merge(args.dirs, args.out)
     for line in report(result):
         print(line)
-    return 1 if result.failed else 0
+    return 1 if result.failed or result.integrity_events else 0
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

@@ -119,6 +119,38 @@ def test_merge_names_failed_and_unfinished_jobs_and_exits_1(sweeps, tmp_path):
     assert (sweep / "dataset" / "README.md").is_file()
 
 
+def test_a_tampered_observation_file_of_a_sweep_job_is_left_out_of_the_merge_and_named(sweeps, tmp_path):
+    """A rejected observation of job 0 rewritten as accepted, keeping its old tag (what a candidate
+    that reached the run directory would do): the merge reads jobs through the HMAC check
+    (kernelsynth.store.verified_rows), so the file is not counted, is set aside, and is named."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(sweeps["tmp"] / "flip2d", sweep, ignore=shutil.ignore_patterns("dataset"))
+    keys = {j: {f.stem for f in (sweep / j / "observations").glob("*.parquet")} for j in ("0", "1")}
+    own = sorted(keys["0"] - keys["1"])  # measured by job 0 only: no copy in job 1 stands in for it
+    assert own, keys
+    victim = sweep / "0" / "observations" / f"{own[0]}.parquet"
+    table = pq.read_table(victim)
+    forged = pa.Table.from_pylist([dict(r, verdict="accepted", fault="ok", reason="forged") for r in table.to_pylist()],
+                                  schema=table.schema)  # same schema, same metadata: the old tag
+    pq.write_table(forged, victim)
+    before = _ks("merge", sweeps["tmp"] / "flip2d", "--out", tmp_path / "clean", env=_env(tmp_path), tools=True)
+    assert before.returncode == 0, before.stderr
+    p = _ks("merge", sweep, env=_env(tmp_path), tools=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"left out observation file {victim}: authentication tag does not match its content" in p.stdout
+    merged = pq.read_table(sweep / "observations.parquet").column("key").to_pylist()
+    clean = pq.read_table(tmp_path / "clean" / "observations.parquet").column("key").to_pylist()
+    assert own[0] not in merged and sorted(merged + [own[0]]) == sorted(clean)  # only that one is missing
+    assert not victim.exists() and len(list((sweep / "0" / "observations" / "untrusted").iterdir())) == 1
+    events = json.loads((sweep / "run.json").read_text())["integrity_events"]
+    assert [(e["job"], e["file"], e["at"]) for e in events] == [(str(sweep / "0"), str(victim), "merge")]
+
+
 def test_two_merged_folders_of_the_same_name_load_their_own_records(sweeps, tmp_path):
     """The config is named after the task, so folder and config names are the same for two
     merges; the data's SHA-256 in the config keeps their datasets caches apart."""
