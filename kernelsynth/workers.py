@@ -133,7 +133,6 @@ def _worker_entry(fd: int, limits_json: str) -> None:
 
 
 def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[str, Any]] = None) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent handles it
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
     from .sandbox import leftover_processes, refuse_foreign_signals, start_job

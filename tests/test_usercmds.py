@@ -412,6 +412,10 @@ def test_version_and_help(tmp_path):
 
 
 def test_run_outputs_are_readable_by_the_group(run):
-    files = [p for p in run.run_dir.rglob("*") if p.is_file() and "cache" not in p.parts]
+    """Every output, but the run's observation key: a secret of the parent (SECURITY.md), 0600."""
+    from kernelsynth.store import KEY_FILE
+
+    files = [p for p in run.run_dir.rglob("*") if p.is_file() and "cache" not in p.parts and p.name != KEY_FILE]
     assert len(files) > 5
     assert [p for p in files if p.stat().st_mode & 0o040 == 0] == []
+    assert (run.run_dir / KEY_FILE).stat().st_mode & 0o777 == 0o600

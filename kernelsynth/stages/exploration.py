@@ -184,7 +184,8 @@ class Exploration:
 
     def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool) -> Sandbox:
         """The sandbox of this run's workers: the run directory hidden; the folders of the
-        reference, of each candidate and of each backend loaded from a file readable; ``private`` (compile caches) writable and private."""
+        reference, of each candidate and of each backend loaded from a file readable; ``private``
+        (compile caches) writable and private."""
         readable = {str(Path(j.request.reference).parent) for j in jobs}
         readable |= {str(Path(j.request.candidate.file).parent) for j in jobs if j.request.candidate.file}
         readable |= {str(Path(j.request.backend_source).parent) for j in jobs  # a backend loaded from a file
