@@ -2,8 +2,9 @@
 # The H200 runs of the 2026-12-01 session (issues 10-13; BENCHMARKS.md, VERIFICATION.md,
 # SECURITY.md), in parts that each fit one 10-minute device call. From the repo root, after the
 # device's .whl install line (../shared/device/README.md), carrying .whl and .deb:
-#   bash bench/h200_session.sh tests sweep       # GPU tests; the BLOCK_N sweep and its merged dataset
-#   bash bench/h200_session.sh sandbox flip2d    # flip2d with the sandbox off and on (bench/sandbox_cost.sh),
+#   bash bench/h200_session.sh sweep             # the BLOCK_N sweep and its merged dataset
+#   (tests: the GPU tests, with the sandbox on when bwrap is there)
+#   bash bench/h200_session.sh tests flip2d        # flip2d with the sandbox off and on (bench/sandbox_cost.sh),
 #                                                # both compared with BENCHMARKS.md (bench/compare_benchmarks.py)
 #   bash bench/h200_session.sh conv              # the same for conv_relu_maxpool
 # Logs go to $OUT (few files: at most 8 come back from the device).
@@ -21,16 +22,15 @@ for part in "$@"; do
   case "$part" in
     tests)
       bwrap_ready
-      KERNELSYNTH_TEST_GPU=1 python3 -m pytest -q -p no:cacheprovider -rA tests/test_adversarial_gpu.py tests/test_gpu.py \
-        $(ls tests/test_sandbox.py 2>/dev/null) > "$OUT/gpu_tests.log" 2>&1
+      KERNELSYNTH_TEST_GPU=1 python3 -m pytest -q -p no:cacheprovider -rA tests/test_adversarial_gpu.py tests/test_gpu.py > "$OUT/gpu_tests.log" 2>&1
       echo "== gpu tests: exit $? in $(( $(date +%s) - t0 )) s" >> "$S"
       grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed" "$OUT/gpu_tests.log" | tail -40 >> "$S" ;;
     sweep)
       python3 -m kernelsynth -m task=flip2d hw=h200 "task.dtypes=[float32,bfloat16]" \
         task.tunables.BLOCK_N=512,1024,2048 hydra.sweep.dir=/tmp/sweep_blockn > "$OUT/sweep.log" 2>&1
       echo "== sweep: exit $? in $(( $(date +%s) - t0 )) s" >> "$S"; tail -45 "$OUT/sweep.log" >> "$S" ;;
-    sandbox) bwrap_ready ;;
     flip2d|conv)
+      bwrap_ready
       task=$([ "$part" = conv ] && echo conv_relu_maxpool || echo flip2d)
       bash bench/sandbox_cost.sh /tmp/sc_$part $task > "$OUT/sandbox_$part.txt" 2>&1
       echo "== sandbox cost $task: exit $? in $(( $(date +%s) - t0 )) s" >> "$S"; tail -30 "$OUT/sandbox_$part.txt" >> "$S"
