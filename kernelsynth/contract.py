@@ -144,8 +144,11 @@ class EvaluateResult:
     ``trials``: trials run. ``max_abs_err``/``max_rel_err``: over every trial. ``median_ms``,
     ``p20_ms``, ``p80_ms``, ``timing_spread``, ``synced_ms``: the timing (None when not timed).
     ``first_call_s``: the first call (JIT compile unless cached). ``verify_s``/``timing_s``: seconds
-    of the protocol / of the timed measurement. ``aten_ops``/``reference_ops_used``: comma-separated
-    operator names. Compile stats (``n_regs`` ... ``compile_cached``) come from the backend
+    of the protocol / of the timed measurement. ``aten_ops`` (every operator the verified calls
+    dispatched), ``reference_ops_used`` (those among the spec's reference_ops), ``library_calls``
+    (those that do arithmetic, not layout) and ``foreign_kernels`` (GPU: launched kernels that are
+    not the candidate's own): comma-separated names, VERIFICATION.md rule 14; ``kernel_census``:
+    whether the launched-kernel census ran (GPU, timed jobs). Compile stats (``n_regs`` ... ``compile_cached``) come from the backend
     (:meth:`kernelsynth.backends.Backend.compile_stats`). ``audit``: ``{audit key: digest}`` for the
     parent's independent check. ``recycle_worker``: the worker is replaced after this job."""
 
@@ -164,6 +167,9 @@ class EvaluateResult:
     timing_s: Optional[float] = None
     aten_ops: Optional[str] = None
     reference_ops_used: Optional[str] = None
+    library_calls: Optional[str] = None
+    foreign_kernels: Optional[str] = None
+    kernel_census: Optional[bool] = None
     n_regs: Optional[int] = None
     n_spills: Optional[int] = None
     shared_bytes: Optional[int] = None

@@ -14,6 +14,7 @@ import platform
 import sys
 import subprocess
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Dict
 
@@ -26,8 +27,9 @@ from .backends import BuildContext
 from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
 from .loading import import_file
-from .verify import (VerificationFailure, VerifyPolicy, aten_ops_of, check_integrity, compare, integrity_snapshot,
-                     run_reference, check_no_new_threads, digest, guard_also, parse_audit_key, process_fingerprint,
+from .verify import (PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
+                     check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
+                     kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint, run_reference,
                      shape_label, thread_ids, trial_inputs, trial_seed, verify)
 
 
@@ -82,8 +84,10 @@ def ceilings(payload: Dict[str, Any]) -> Dict[str, float]:
             "matmul_tflops": timing.matmul_tflops(int(payload.get("matmul_n", 8192)))}
 
 
-#: torch.manual_seed before building the reference and each candidate, so modules that create
-#: their parameters the same way (KernelBench's convention) get the same weights.
+#: torch.manual_seed before building the reference and a trusted baseline, so modules that create
+#: their parameters the same way (KernelBench's convention) get the same weights. Untrusted
+#: candidates and their references are built from a fresh seed per trial instead
+#: (:func:`kernelsynth.verify.params.build_seed`, VERIFICATION.md rule 21).
 INIT_SEED = 42
 
 
@@ -107,14 +111,25 @@ def _place(model, device: torch.device, dtype: torch.dtype):
     return model.eval()
 
 
-def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype):
-    torch.manual_seed(INIT_SEED)
-    return _place(ref_mod.Model(*init), device, dtype)
+def _constructing(seed: int, perturb: bool):
+    """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
+    perturbation of VERIFICATION.md rule 21 (:class:`kernelsynth.verify.params.PerturbDraws`) or none."""
+    torch.manual_seed(seed)
+    return PerturbDraws(seed) if perturb else nullcontext()
 
 
-def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype):
+def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype, seed: int = INIT_SEED,
+               perturb: bool = False):
+    with _constructing(seed, perturb):
+        model = ref_mod.Model(*init)
+    return _place(model, device, dtype)
+
+
+def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype,
+           seed: int = INIT_SEED, perturb: bool = False):
     """The callable model of the job's candidate: a baseline (the reference, or torch.compile of
-    it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`)."""
+    it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`), its parameters
+    drawn after ``torch.manual_seed(seed)`` (and perturbed: :func:`_constructing`)."""
     cand = p.candidate
     if cand.trusted:
         model = _reference(ref_mod, init, device, dtype)
@@ -124,12 +139,14 @@ def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.devic
         return model
 
     def seeded(make):
-        torch.manual_seed(INIT_SEED)
-        return _place(make(), device, dtype)
+        with _constructing(seed, perturb):
+            model = make()
+        return _place(model, device, dtype)
 
     return backend.build(BuildContext(module=mod, init=init, candidate=cand, dtype=p.dtype, arch=p.arch,
                                       interface=p.interface, cache_dir=p.cache_dir,
-                                      reference=lambda: _reference(ref_mod, init, device, dtype), seeded=seeded))
+                                      reference=lambda: _reference(ref_mod, init, device, dtype, seed, perturb),
+                                      seeded=seeded))
 
 
 def evaluate(p: JobRequest) -> EvaluateResult:
@@ -157,26 +174,38 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     fingerprint = process_fingerprint()
     modules_before = set(sys.modules)
     mod = None if backend is None else backend.load(cand.file)
-    built: Dict[tuple, tuple] = {}  # constructor arguments -> (candidate model, reference model)
+    built: Dict[tuple, tuple] = {}  # (constructor arguments, seed) -> (candidate model, reference model)
+    built_once: list = []
 
-    def models_for(shape):
-        """The (candidate, reference) pair for a shape, built once per distinct constructor
-        arguments, both from the same seed and cast to the job's dtype."""
+    def models_for(shape, group="listed", si=0, t=0):
+        """The (candidate, reference) pair of trial ``t`` of shape number ``si`` of ``group``, both
+        built from the same seed and cast to the job's dtype. Parameters are inputs (VERIFICATION.md
+        rule 21): an untrusted candidate gets a fresh seed per trial (trial 1 of a listed shape: trial
+        0's seed with one element of every random draw changed), and only the current trial's
+        pair is kept (an answer cached across instances is stale on the next trial); trusted
+        baselines keep one pair per constructor arguments (torch.compile would recompile per instance)."""
         init = init_inputs(ref_mod, shape)
-        key = repr(init)
+        seed, perturb = (INIT_SEED, False) if trusted else build_seed(p.seed, group, si, t)
+        key = (repr(init), seed, perturb)
         if key not in built:
-            built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype),
-                          _reference(ref_mod, init, device, dtype))
-            if guard is not None:
+            first = not built and not built_once
+            if not trusted:
+                built.clear()
+            built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype, seed, perturb),
+                          _reference(ref_mod, init, device, dtype, seed, perturb))
+            built_once.append(key)
+            if guard is not None and first:  # later builds: the check after each trial covers them
                 check_integrity(guard)
         return built[key]
 
     model, ref_model = models_for(p.verify_shapes[0])
     out = EvaluateResult()
+    census = None if trusted else set()  # operators every verified call dispatched (VERIFICATION.md rule 14)
     policy = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison, tol=p.tol,
                           determinism_tol=p.determinism, poison_empty=not trusted, check_threads=not trusted,
                           guard=guard, threads_before=threads,
-                          audit=None if trusted else out.audit)  # raw outputs for kernelsynth/audit.py
+                          audit=None if trusted else out.audit,  # raw outputs for kernelsynth/audit.py
+                          census=census)
 
     snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
@@ -208,18 +237,18 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             out.max_rel_err = max(out.max_rel_err, big.max_rel_err)
             out.verify_s = time.perf_counter() - started
             started = time.perf_counter()
-            out.update(_time(*models_for(p.timing_shape), ref_mod, p, policy))
+            is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
+            out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own))
             out.timing_s = time.perf_counter() - started
     except VerificationFailure as e:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
     if out.verify_s is None:
         out.verify_s = time.perf_counter() - started
-    if not trusted:  # which aten ops does a call dispatch? the reference's own ones mean a fallback
-        gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "aten-ops"))
-        last_model = models_for(p.verify_shapes[-1])[0]
-        ops = aten_ops_of(last_model, ref_mod.get_inputs(p.verify_shapes[-1], dtype, device, gen), device)
+    if census is not None:  # which operators did the verified calls dispatch? (VERIFICATION.md rule 14)
+        ops = sorted(census)
         out.aten_ops = ",".join(ops)
         out.reference_ops_used = ",".join(o for o in ops if o in set(p.reference_ops or [])) or None
+        out.library_calls = ",".join(library_calls(ops, p.reference_ops or [])) or None
         if guard is not None:
             check_integrity(guard)
     if backend is not None:  # registers, spills, shared memory, kernels, compile seconds
@@ -243,24 +272,22 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     that shape and trial, built from the same seeds as the candidate's worker, as
     ``{key: {"where": "shape 3x5, trial 4", "digest": digest}}`` under ``references``, and under
     ``reference_ops`` the sorted aten operator names one call of the reference dispatches (on
-    the last listed shape). Run before any candidate, in a worker that has imported no candidate
-    code."""
+    the last listed shape). Each trial's reference module is built from that trial's parameter
+    seed (:func:`kernelsynth.verify.params.build_seed`), as in the candidate's worker. Run before
+    any candidate, in a worker that has imported no candidate code."""
     from .audit import expected_keys
 
     device, dtype = torch.device(p.device), _dtype(p.dtype)
     ref_mod = import_file(p.reference)
-    models: Dict[str, Any] = {}
     refs: Dict[str, Any] = {}
     for key, (shape, t, special) in expected_keys(p).items():
         init = init_inputs(ref_mod, shape)
-        if repr(init) not in models:
-            models[repr(init)] = _reference(ref_mod, init, device, dtype)
-        _, si, _ = parse_audit_key(key)
+        group, si, _ = parse_audit_key(key)
+        seed, perturb = build_seed(p.seed, group, si, t)  # as the candidate's worker builds them
+        model = _reference(ref_mod, init, device, dtype, seed, perturb)
         inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special)
-        ref = run_reference(models[repr(init)], inputs, p.comparison, dtype)
+        ref = run_reference(model, inputs, p.comparison, dtype)
         refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p.comparison)}
-        if p.comparison == "allclose":  # the model is float64 now; the next shape may share it
-            models.pop(repr(init))
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)
@@ -269,18 +296,30 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     return {"references": refs, "reference_ops": ops}
 
 
-def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy) -> Dict[str, Any]:
+def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
-    again at the end). The probe's clone costs one copy inside one of hundreds of repetitions."""
+    again at the end). Right before that probe call, one element and a small region of every input
+    are changed in place (:func:`kernelsynth.verify.inputs.plan_changes`, drawn before timing):
+    the probe's and the last call's outputs must follow them (VERIFICATION.md rules 10 and 15).
+    The probe's clone and the change cost one copy and a few tiny writes inside one of hundreds
+    of repetitions.
+
+    ``is_own``: the candidate's own-kernel predicate (:meth:`kernelsynth.backends.Backend.own_kernels`);
+    on a GPU one more call then runs under ``torch.profiler``
+    (:func:`kernelsynth.verify.census.kernel_census`; its output is checked too) and
+    ``foreign_kernels`` lists the kernels of library operators or of no own code (rule 14)."""
     dtype, device = policy.dtype, policy.device
     gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "timing"))
     inputs = list(ref_mod.get_inputs(p.timing_shape, dtype, device, gen))
     pristine = [x.clone() for x in inputs]
+    changes = plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True)
     last, probe = [None], {"n": 0, "at": 3 + trial_seed(p.seed, "timed-probe") % 40, "out": None}
 
     def call():  # besides the last one, one timed call at a seeded index is kept and checked
+        if probe["n"] + 1 == probe["at"]:
+            apply_changes(inputs, changes)
         last[0] = model(*inputs)
         probe["n"] += 1
         if probe["n"] == probe["at"] and isinstance(last[0], torch.Tensor):
@@ -288,6 +327,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy) -> Dic
 
     with torch.no_grad():
         t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats)
+        if probe["n"] >= probe["at"]:
+            apply_changes(pristine, changes)
         ref = run_reference(ref_model, pristine, p.comparison, dtype)
     if policy.guard is not None:
         check_integrity(policy.guard)
@@ -301,6 +342,19 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy) -> Dic
         try:
             compare(probe["out"], ref, p.comparison, policy.tol)
         except VerificationFailure as e:
-            raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}): {e}") from None
-    return {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],
-            "timing_spread": t["spread"], "synced_ms": t["synced_ms"]}
+            raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}, one element and a small "
+                                      f"region of the input changed right before it): {e}") from None
+    res = {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],
+           "timing_spread": t["spread"], "synced_ms": t["synced_ms"]}
+    if is_own is not None and device.type == "cuda":
+        census_inputs = [x.clone() for x in pristine]
+        got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [])
+        try:
+            compare(got, ref, p.comparison, policy.tol)
+        except VerificationFailure as e:
+            raise VerificationFailure(f"output of the profiled call (kernel census): {e}") from None
+        if policy.guard is not None:
+            check_integrity(policy.guard)
+        res["foreign_kernels"] = None if foreign is None else (",".join(foreign) or None)
+        res["kernel_census"] = foreign is not None
+    return res

@@ -54,3 +54,56 @@ def derived_shapes(shapes: Sequence[Dict[str, int]], seed: int, fresh: int = 2) 
                 break
     return out
 
+
+
+#: A dim is large and ragged when it is at least :data:`LARGE_MIN` and a multiple of none of
+#: these (the tile sizes kernels use): a kernel wrong only past one tile of a ragged dim shows.
+RAGGED_MODULI = (8, 16, 32, 64, 128)
+#: The smallest large value: past two 128-wide tiles.
+LARGE_MIN = 257
+
+
+#: Per hardware target: (largest drawn value, element budget) of :func:`large_dim_shapes`. The
+#: interpreter runs every program instance in Python, so its budget is small; a GPU's shapes of
+#: 2^30 elements at most stay within a few GiB.
+LARGE_DIM_PLAN = {"interpret": (300, 2**20), "gpu": (8192, 2**30)}
+
+
+def is_large_ragged(value: int, low: int = LARGE_MIN) -> bool:
+    """True when ``value >= low`` and no :data:`RAGGED_MODULI` divides it."""
+    return value >= low and all(value % m for m in RAGGED_MODULI)
+
+
+def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, budget: int,
+                     low: int = LARGE_MIN) -> List[Dict[str, int]]:
+    """Shapes that make every dim large and ragged somewhere (references/VERIFICATION.md, rule 12).
+
+    For each dim (in the order of the shapes' keys) that no shape of ``shapes`` already gives a
+    value :func:`is_large_ragged`, one shape with that dim at a value drawn from the run ``seed``
+    (log-uniform in ``[low, high]``, made odd, so no modulus of :data:`RAGGED_MODULI` divides it)
+    and every other dim at its smallest value in ``shapes``; the value is lowered so that the
+    product of the dims stays within ``budget`` (elements: a memory and work bound per hardware
+    target), and the dim is left out when even ``low`` does not fit. Planned per dim, so a dim
+    that only ever appears small (a channel count, a batch) gets its own large shape.
+
+    ``shapes``: dicts of named positive dims, all with the same names (the listed shapes and any
+    derived ones already planned). Returns new dicts, none equal to one of ``shapes``.
+    """
+    digest = hashlib.sha256(repr((seed, "large-dims", [sorted(s.items()) for s in shapes])).encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "little"))
+    names = list(shapes[0])
+    smallest = {n: min(s[n] for s in shapes) for n in names}
+    out: List[Dict[str, int]] = []
+    for n in names:
+        value = int(math.exp(rng.uniform(math.log(low), math.log(max(low, high)))))
+        if any(is_large_ragged(s[n], low) for s in list(shapes) + out):
+            continue
+        rest = math.prod(v for m, v in smallest.items() if m != n)
+        value = min(value, budget // max(1, rest))
+        value -= 1 - value % 2  # odd: a multiple of no power of 2
+        if value < low:
+            continue
+        shape = dict(smallest, **{n: value})
+        if shape not in shapes and shape not in out:
+            out.append(shape)
+    return out

@@ -65,8 +65,11 @@ OBSERVATION_SCHEMA = pa.schema([
     ("pct_of_copy_ceiling", pa.float64()),
     ("pct_of_matmul_ceiling", pa.float64()),  # achieved TFLOP/s / measured bf16 matmul TFLOP/s
     ("floor_ms", pa.float64()),           # max(bytes / copy bandwidth, FLOPs / matmul rate), measured
-    ("aten_ops", pa.string()),            # aten operators one call dispatches (comma-separated)
+    ("aten_ops", pa.string()),            # operators the verified calls dispatched (comma-separated, rule 14)
     ("reference_ops_used", pa.string()),  # those among the spec's reference_ops: a fallback, not a kernel
+    ("library_calls", pa.string()),       # operators that do arithmetic (not layout): a library call, not a kernel
+    ("foreign_kernels", pa.string()),     # GPU: launched kernels of library operators or of no own code
+    ("kernel_census", pa.bool_()),        # GPU: whether the launched-kernel census (torch.profiler) ran
     ("n_regs", pa.int64()),
     ("n_spills", pa.int64()),             # Triton: spilled registers; CUDA: local_bytes / 4
     ("local_bytes", pa.int64()),          # CUDA: local memory per thread (spills and local arrays)

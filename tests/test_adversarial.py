@@ -6,6 +6,7 @@ the rule -- both halves asserted -- and honest candidates written differently fr
 both accept. "Ours" is the real thing: one engine run per spec, in worker processes.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -24,6 +25,8 @@ from naive import naive_accepts, naive_time_ms, restored_namespaces  # noqa: E40
 
 FLIP = import_file(ROOT / "specs" / "flip2d" / "reference.py")
 SOFTMAX = import_file(ADV / "references" / "softmax.py")
+CONV = import_file(ROOT / "specs" / "conv_relu_maxpool" / "reference.py")
+CONV_SHAPES = [{"N": 1, "C_in": 3, "C_out": 8, "H": 5, "W": 7}, {"N": 2, "C_in": 5, "C_out": 16, "H": 6, "W": 9}]  # conv.yaml
 FLIP_SHAPES = [{"M": 3, "N": 5}, {"M": 4, "N": 67}, {"M": 9, "N": 300}]  # cpu/spec.yaml
 SOFTMAX_SHAPES = [{"M": 2, "N": 8000}, {"M": 3, "N": 6001}]  # cpu/softmax.yaml
 RUN = ["hw=cpu", "exploration.trials=2", "exploration.progress=false", "exploration.workers=2",
@@ -52,7 +55,7 @@ FLIP_CASES = {
                          r"trial 0: an earlier output changed or shares storage with a later one"),
     "canonical_nan": ("nan/canonical_nan.py", "wrong_output", r"trial 1: not bit-exact"),
     "buffer_after_warmup": ("determinism/buffer_after_warmup.py", "wrong_output",
-                            r"trial 1: an earlier output changed or shares storage with a later one"),
+                            r"trial [01]: an earlier output changed or shares storage with a later one"),
 }
 # Cheats that attack kernelsynth's own process (its frames, its guard, torch's dispatcher): no
 # naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.
@@ -81,7 +84,7 @@ HONEST_FILES = {"honest_index": ("honest/index.py", {}), "honest_gather": ("hone
 def ours(tmp_path_factory):
     """Observations of one engine run per spec: {version: observation}, plus the trajectories."""
     obs, trajectories = {}, []
-    for spec in ("spec.yaml", "softmax.yaml"):
+    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml"):
         run_dir = tmp_path_factory.mktemp(spec.split(".")[0])
         res = engine.run(compose(RUN + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
         obs.update({o["version"]: o for o in res.observations})
@@ -178,6 +181,7 @@ def test_pytorch_fallback_passes_both_harnesses_but_is_labelled_and_never_a_reco
         assert naive_accepts(_model("fallback/torch_flip.py"), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
     o = ours[0]["fallback"]
     assert o["verdict"] == "accepted" and o["reference_ops_used"] == "flip"
+    assert "flip" in o["library_calls"].split(",")
     (traj,) = [t for t in ours[1] if t["task"] == "adversarial_flip"]
     assert not traj["accepted"]
     assert "fallback: calls the reference's own operator(s) flip: a PyTorch fallback, not a kernel record" \
@@ -191,7 +195,10 @@ def test_honest_flip_written_differently_is_accepted_by_both(version, ours):
     o = ours[0][version]
     assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", "")
     assert o["reference_ops_used"] is None
-    assert o["trials"] == 2 * len(FLIP_SHAPES) + 3  # 2 trials per listed shape, 1 on 3x4097 and two fresh ones
+    # 2 trials per listed shape, 1 on each derived one: 3x4097, two fresh ones and M large and ragged
+    derived = [s for s in json.loads(o["verify_shapes"]) if s not in FLIP_SHAPES]
+    assert len(derived) == 4 and {"M": 3, "N": 4097} in derived and any(s["M"] >= 257 for s in derived)
+    assert o["trials"] == 2 * len(FLIP_SHAPES) + len(derived)
 
 
 def test_honest_softmax_written_differently_is_accepted_by_both(ours):
@@ -205,7 +212,7 @@ def test_honest_softmax_written_differently_is_accepted_by_both(ours):
 def test_every_fixture_file_is_in_a_spec():
     """A cheat added to tests/adversarial/cpu without a spec entry would never run."""
     listed = set()
-    for spec in ("spec.yaml", "softmax.yaml"):
+    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml"):
         listed |= set(re.findall(r"file: ([\w/]+\.py)", (ADV / "cpu" / spec).read_text()))
     files = {str(p.relative_to(ADV / "cpu")) for p in (ADV / "cpu").rglob("*.py")}
     assert files == listed
@@ -227,3 +234,118 @@ def test_source_screen_rejects_harness_attacks_before_they_run(tmp_path):
     assert "uses ._getframe" in obs["frame_walk_loosen"]["reason"]
     assert "uses sys.modules" in obs["patch_guard_and_compare"]["reason"]
     assert "imports gc" in obs["forged_result_header"]["reason"]
+
+
+# ---------------------------------------------------------------- issue 10, classes 3-6 (numcov)
+
+def _naive_conv(rel, **config):
+    """The naive harness on conv: per listed shape, the candidate and the reference built from one
+    seed (KernelBench's convention), the same instances for every trial."""
+    for shape in CONV_SHAPES:
+        init = CONV.get_init_inputs(shape)
+        torch.manual_seed(0)
+        ref = CONV.Model(*init)
+        torch.manual_seed(0)
+        model = import_file(ADV / "cpu" / rel).ModelNew(*init, **config)
+        if not naive_accepts(model, ref, CONV.get_inputs, [shape]):
+            return False
+    return True
+
+
+# version -> (file, library operators the census must name)
+LIBRARY_DOORS = {
+    "fallback_unfold": ("fallback/unfold_matmul.py", {"im2col", "mm"}),
+    "fallback_private": ("fallback/private_slow_conv.py", {"_slow_conv2d_forward"}),
+    "fallback_custom_op": ("fallback/custom_op_conv.py", {"numcov_cheat::conv3x3"}),
+    "fallback_index_select": ("fallback/index_select_flip.py", {"index_select"}),
+}
+
+
+@pytest.mark.parametrize("version", sorted(LIBRARY_DOORS))
+def test_library_call_through_another_door_is_labelled_and_never_a_record(version, ours):
+    """Rule 14: a census by what ran. None of these names one of the spec's reference_ops (the
+    census by names let them through as kernels); all are correct, so both harnesses accept them,
+    and ours labels them library calls and keeps them out of the kernel records."""
+    rel, ops = LIBRARY_DOORS[version]
+    with restored_namespaces():
+        if version == "fallback_index_select":
+            assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
+        else:
+            assert _naive_conv(rel)
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert o["reference_ops_used"] is None
+    assert ops <= set(o["library_calls"].split(",")), o["library_calls"]
+    task = "adversarial_flip" if version == "fallback_index_select" else "adversarial_conv"
+    (traj,) = [t for t in ours[1] if t["task"] == task]
+    assert not traj["accepted"]
+    assert any(r.startswith(f"{version}: library calls (operator(s) ") and "not a kernel record" in r
+               for r in traj["reasons"]), traj["reasons"]
+
+
+# version -> (file, regex of the first line of the reason)
+CONV_CASES = {
+    # rule 21: trial 1 rebuilds both modules from trial 0's seed with one element of every random
+    # draw changed; a cache keyed on shapes, on the class or on four sampled weights is stale there
+    "params_shape": ("params/packed_by_shape.py", r"trial 1: outside atol=0\.005"),
+    "params_class": ("params/class_cache.py", r"trial 1: outside atol=0\.005"),
+    "params_sampled": ("params/sampled_weights.py", r"trial 1: outside atol=0\.005"),
+    # rule 12: every dim large and ragged in some derived shape (here H)
+    "shapes_h": ("shapes/large_ragged_h.py", r"shape 1x3x1x(\d+)x\d+, trial 0: outside atol"),
+    # rule 10: one element and a small region changed in place
+    "memo_conv": ("caching/sampled_memo_conv.py", r"stale answer: after one element and a small region"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(CONV_CASES))
+def test_conv_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
+    rel, reason = CONV_CASES[version]
+    with restored_namespaces():
+        assert _naive_conv(rel), "naive harness rejected it"
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
+    m = re.search(reason, _first_line(o))
+    assert m, _first_line(o)
+    if version == "shapes_h":  # a derived shape, H large and ragged, none of the listed ones
+        assert int(m.group(1)) >= 257 and int(m.group(1)) % 2
+
+
+FLIP_NUMERIC_CASES = {
+    "shapes_m": ("shapes/large_ragged_m.py", r"shape (\d+)x\d+, trial 0: not bit-exact"),
+    "memo_sampled": ("caching/sampled_memo.py", r"stale answer: after one element and a small region"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(FLIP_NUMERIC_CASES))
+def test_flip_shape_and_partial_staleness_cheats_fail_ours(version, ours):
+    rel, reason = FLIP_NUMERIC_CASES[version]
+    with restored_namespaces():
+        assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
+    m = re.search(reason, _first_line(o))
+    assert m, _first_line(o)
+    if version == "shapes_m":
+        assert int(m.group(1)) >= 257
+
+
+def test_honest_conv_with_weights_packed_at_construction_is_accepted_by_both(ours):
+    """Preparing weights once at construction stays legitimate with fresh parameters per trial;
+    allocation and layout calls around a Triton kernel are not library calls."""
+    cfg = {"BLOCK_P": 64, "BLOCK_R": 128, "BLOCK_K": 128}
+    assert _naive_conv("honest/conv_packed_direct.py", **cfg)
+    o = ours[0]["honest_conv"]
+    assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
+    assert o["library_calls"] is None and o["reference_ops_used"] is None
+    assert o["max_abs_err"] < 1e-4  # float32 arithmetic against the float64 reference
+    shapes = json.loads(o["verify_shapes"])
+    for dim in ("N", "C_in", "C_out", "H", "W"):  # every dim large and ragged somewhere
+        assert any(s[dim] >= 257 and s[dim] % 2 for s in shapes), dim
+
+
+def test_honest_flip_through_permuted_views_is_accepted_and_no_library_call(ours):
+    assert naive_accepts(_model("honest/flip_permuted.py", BLOCK=64), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
+    o = ours[0]["honest_permuted"]
+    assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
+    assert o["library_calls"] is None
+    assert {"empty", "permute"} <= set(o["aten_ops"].split(","))

@@ -122,3 +122,84 @@ def test_race_that_passes_sometimes_is_rejected(gpu_obs):
     assert passes >= 1
     o = gpu_obs["c6"]
     assert o["fault"] == "wrong_output" and ("not bit-exact" in _first_line(o) or "not deterministic" in _first_line(o))
+
+
+# ---------------------------------------------------------------- issue 10, classes 3-6 (numcov)
+CONV = import_file(ROOT / "specs" / "conv_relu_maxpool" / "reference.py")
+
+
+@pytest.fixture(scope="module")
+def gpu_conv(tmp_path_factory):
+    """One engine run of tests/adversarial/gpu/conv.yaml: ({version: observation}, trajectories)."""
+    run_dir = tmp_path_factory.mktemp("gpu_conv_adversarial")
+    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2",
+                   f"task.spec={ADV / 'gpu' / 'conv.yaml'}", f"cache_dir={run_dir / 'cache'}"])
+    res = engine.run(cfg, run_dir)
+    return {o["version"]: o for o in res.observations}, res.trajectories
+
+
+@pytest.mark.parametrize("version", ["hv1", "hv3", "hdirect"])
+def test_honest_conv_kernels_launch_only_their_own_kernels(gpu_conv, version):
+    """The launched-kernel census (rule 14, torch.profiler) recognises Triton kernels by their
+    function names and NVRTC kernels by their launch name: no foreign kernel, no library call."""
+    o = gpu_conv[0][version]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert o["kernel_census"] is True, o
+    assert o["foreign_kernels"] is None and o["library_calls"] is None, (o["foreign_kernels"], o["library_calls"])
+
+
+def test_eager_v0_is_labelled_and_exempt(gpu_conv):
+    o = gpu_conv[0]["v0"]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert "convolution" in o["library_calls"] and o["foreign_kernels"]  # cuDNN kernels under aten ops
+    (traj,) = gpu_conv[1]
+    assert not any(r.startswith("v0:") for r in traj["reasons"]), traj["reasons"]
+
+
+def test_cudnn_hidden_from_the_dispatch_census_is_caught_by_the_kernel_census(gpu_conv):
+    """The convolution runs with the Python dispatch modes off: the aten census sees only the
+    epilogue's allocation; the profiler sees cuDNN's kernels under aten::cudnn_convolution."""
+    shapes = [{"N": 1, "C_in": 3, "C_out": 8, "H": 5, "W": 7}]
+    torch.manual_seed(0)
+    ref = CONV.Model(3, 8).to(CUDA)
+    torch.manual_seed(0)
+    cheat = import_file(ADV / "gpu" / "fallback" / "hidden_cudnn.py").ModelNew(3, 8).to(CUDA)
+    assert naive_accepts(cheat, ref, CONV.get_inputs, shapes, device=CUDA)
+    o = gpu_conv[0]["g1"]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert not o["library_calls"] or "convolution" not in o["library_calls"], o["library_calls"]
+    assert o["kernel_census"] is True and o["foreign_kernels"], o
+    assert "convolution" in o["foreign_kernels"], o["foreign_kernels"]
+    (traj,) = gpu_conv[1]
+    assert any(r.startswith("g1: library calls (") and "kernel(s)" in r for r in traj["reasons"]), traj["reasons"]
+
+
+@pytest.mark.parametrize("version", ["g2", "g3"])
+def test_cublas_through_unfold_and_matmul_is_labelled_by_both_censuses(gpu_conv, version):
+    o = gpu_conv[0][version]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert "im2col" in o["library_calls"], o["library_calls"]
+    assert o["foreign_kernels"] and ("mm" in o["foreign_kernels"] or "matmul" in o["foreign_kernels"]), \
+        o["foreign_kernels"]
+
+
+def test_memo_inside_the_timing_loop_misses_the_partial_change(gpu_obs):
+    """Rule 10 inside the timed calls: one element and a small region of the input change right
+    before the probe call; a memo on sampled elements answers it stale (or, if the probe came
+    before the memo started, the timing floor catches the work it skips)."""
+    cheat = _model("gpu/caching/sampled_memo_timed.py")
+    assert naive_accepts(cheat, FLIP.Model(), FLIP.get_inputs, [{"M": 64, "N": 1000}], device=CUDA)
+    o = gpu_obs["c7"]
+    assert o["verdict"] == "rejected", o
+    assert (o["fault"] == "wrong_output" and "timed call" in _first_line(o)) or o["fault"] == "timing_integrity", \
+        _first_line(o)
+
+
+def test_kernel_wrong_only_for_large_ragged_m_is_caught_on_the_gpu(gpu_obs):
+    """Rule 12 on a GPU: the GPU spec's listed M stay below 20; a derived shape makes M large and ragged."""
+    o = gpu_obs["c8"]
+    assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), _first_line(o)
+    import re
+
+    m = re.search(r"shape (\d+)x\d+, trial 0: not bit-exact", _first_line(o))
+    assert m and int(m.group(1)) >= 257, _first_line(o)

@@ -50,7 +50,7 @@ def _toy_task(tmp_path):
     (dst / "kernels" / "v3_toy.recipe").write_text("reverse dim=1\n")
     doc = yaml.safe_load((dst / "spec.yaml").read_text())
     doc["candidates"].append({"version": "v3", "name": "toy_reverse", "backend": "toy",
-                              "file": "kernels/v3_toy.recipe", "technique": "index_select with a reversed index",
+                              "file": "kernels/v3_toy.recipe", "technique": "the slices copied in reverse order",
                               "rationale": "a backend registered from the tests folder"})
     (dst / "spec.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return dst
@@ -74,7 +74,8 @@ def test_a_backend_from_the_tests_folder_runs_a_task_end_to_end(tmp_path, monkey
     toy = obs["v3"]
     assert (toy["backend"], toy["verdict"], toy["fault"]) == ("toy", "accepted", "ok"), toy["reason"]
     assert toy["n_kernels"] == 1 and toy["compile_s"] == 0.0  # the backend's compile stats
-    assert toy["aten_ops"] == "arange,index_select" and toy["reference_ops_used"] is None
+    assert toy["aten_ops"] == "copy_,empty_like,select" and toy["reference_ops_used"] is None
+    assert toy["library_calls"] is None  # layout operators only (VERIFICATION.md rule 14)
     assert toy["trials"] == obs["v1"]["trials"] > 0  # the same protocol as the Triton versions
     (record,) = datasets.load_dataset(str(result.dataset_dir), split="train")
     assert record["backend"] == "toy"  # the last rung is the answer

@@ -39,7 +39,8 @@ def test_every_result_field_lands_in_a_column_or_is_excluded_with_a_reason():
 
 def test_observation_row_keeps_every_result_field(jobs):
     values = {"verdict": "accepted", "reason": "", "trials": 9, "aten_ops": "empty_like", "reference_ops_used": None,
-              "compile_cached": True, "n_kernels": 2}
+              "compile_cached": True, "n_kernels": 2, "library_calls": "convolution", "foreign_kernels": None,
+              "kernel_census": False}
     for f in dataclasses.fields(EvaluateResult):
         if f.name not in values and f.name not in RESULT_NOT_IN_ROW:
             values[f.name] = 7 if "n_" in f.name or f.name.endswith("bytes") else 0.5

@@ -108,6 +108,16 @@ class Backend:
 
         return compile_stats(module, exclude=snapshot) | extension_stats(modules_before, module)
 
+    def own_kernels(self, module, candidate, modules_before: set):
+        """A predicate on profiled kernel names: is it one of this candidate's own kernels
+        (:func:`kernelsynth.verify.census.own_kernel_names`)? Here: the ``@triton.jit`` functions
+        of ``module`` and the kernels of the torch extensions it built since ``modules_before``.
+        Used by the launched-kernel census on a GPU (VERIFICATION.md rule 14)."""
+        from ..verify.census import own_kernel_names
+        from .cuda import extension_libraries
+
+        return own_kernel_names(module, None, extension_libraries(modules_before, module))
+
 
 _REGISTERED: Dict[str, Backend] = {}
 _SOURCES: Dict[str, str] = {}

@@ -349,5 +349,11 @@ class CudaBackend(Backend):
         """:meth:`RawKernelModel.compile_stats`: registers, local memory, NVRTC seconds."""
         return model.compile_stats()
 
+    def own_kernels(self, module, candidate, modules_before):
+        """Its own kernel is the NVRTC kernel the launch block names (an ``extern "C"`` name)."""
+        from ..verify.census import own_kernel_names
+
+        return own_kernel_names(None, (candidate.launch or {}).get("kernel"))
+
 
 BACKEND = CudaBackend()

@@ -28,7 +28,7 @@ from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
-from ..shapes import derived_shapes
+from ..shapes import LARGE_DIM_PLAN, derived_shapes, large_dim_shapes
 from ..store import ObservationStore
 from ..workers import JobResult, WorkerPool
 
@@ -83,6 +83,9 @@ class Exploration:
         timed = not hw.interpret and spec.timing_shape is not None
         listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
         derived = derived_shapes(listed, self.seed) if spec.derived_shapes else []
+        if spec.derived_shapes:  # every dim large and ragged in some shape (VERIFICATION.md rule 12)
+            high, budget = LARGE_DIM_PLAN["interpret" if hw.interpret else "gpu"]
+            derived += large_dim_shapes(listed + derived, self.seed, high, budget)
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:

@@ -5,8 +5,10 @@ reasons, written to ``<run dir>/trajectories.parquet``. The rules are references
 
 1. every version of the ladder has a verified observation (every trial of every shape passed);
    with ``require_all_configs_correct`` a single wrong config rejects the version; a version
-   whose call dispatches one of the spec's ``reference_ops`` (a fallback to PyTorch) rejects it,
-   except a v0 the spec marks ``allow_reference_ops`` (the ladder may start from eager PyTorch);
+   whose call dispatches one of the spec's ``reference_ops`` (a fallback to PyTorch), or any
+   operator that does arithmetic (``library_calls``: the census of VERIFICATION.md rule 14) or,
+   on a GPU, launches a kernel that is not its own (``foreign_kernels``), rejects it, except a v0
+   the spec marks ``allow_reference_ops`` (the ladder may start from eager PyTorch);
 2. each version is represented by its fastest verified config (by median latency);
 3. timed runs only: no chosen latency is below the roofline floor -- decided in exploration
    (:func:`~kernelsynth.stages.exploration.timing_integrity`), which rejects such an
@@ -108,6 +110,12 @@ class Selection:
             if best is not None and best.get("reference_ops_used") and not cand.allow_reference_ops:
                 reasons.append(f"{cand.version}: calls the reference's own operator(s) "
                                f"{best['reference_ops_used']}: a PyTorch fallback, not a kernel record")
+            elif best is not None and (best.get("library_calls") or best.get("foreign_kernels")) \
+                    and not cand.allow_reference_ops:
+                what = "; ".join(x for x in (best.get("library_calls") and f"operator(s) {best['library_calls']}",
+                                             best.get("foreign_kernels") and f"kernel(s) {best['foreign_kernels']}") if x)
+                reasons.append(f"{cand.version}: library calls ({what[:300]}): arithmetic done by a library, "
+                               "not a kernel record")
             chosen.append(best)
         kernels = [c for cand, c in zip(ladder, chosen) if c is not None and not cand.allow_reference_ops
                    and not c.get("reference_ops_used")]

@@ -13,7 +13,8 @@ Modules: :mod:`.failures` (the two exceptions; no torch), :mod:`.guard` (integri
 process fingerprint, thread check), :mod:`.poison` (memory poisoning and the poisoned call),
 :mod:`.inputs` (seeded trial inputs, planted edge values), :mod:`.comparison` (output against
 reference), :mod:`.transport` (outputs sent to the parent; no torch at import), :mod:`.census`
-(aten-op recording), :mod:`.protocol` (:class:`VerifyPolicy` and the trial driver :func:`verify`).
+(the fallback census: operators by what they do, launched kernels on a GPU), :mod:`.params`
+(fresh and perturbed parameters per trial), :mod:`.protocol` (:class:`VerifyPolicy` and the trial driver :func:`verify`).
 
 Importing this package imports no module of it and no torch: the parent imports only the modules
 it needs (:mod:`kernelsynth.audit`). The first name read from the package itself
@@ -32,11 +33,14 @@ _EXPORTS = {
     "guard": ("GUARDED", "_namespace", "guard_also", "integrity_snapshot", "check_integrity", "process_fingerprint",
               "thread_ids", "check_no_new_threads"),
     "poison": ("poison_value", "PoisonEmpty", "poison_allocator", "call_poisoned"),
-    "inputs": ("trial_seed", "shape_label", "trial_inputs", "plant_special_values"),
+    "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes",
+               "apply_changes"),
     "comparison": ("_bits", "shares_storage", "describe_mismatch", "layout_mismatch", "compare", "run_reference",
                    "outputs_agree", "check_inputs_untouched", "check_earlier_output"),
     "transport": ("DIGEST_MAX_BYTES", "audit_key", "parse_audit_key", "digest", "tensor_of"),
-    "census": ("RecordAtenOps", "aten_ops_of"),
+    "params": ("RANDOM_FILLS", "build_seed", "PerturbDraws"),
+    "census": ("LAYOUT_OPS", "op_name", "library_calls", "RecordAtenOps", "aten_ops_of", "kernel_base_name",
+               "own_kernel_names", "kernel_census"),
     "protocol": ("VerifyPolicy", "VerificationReport", "verify", "recheck_after_settling", "check_repeat_and_fresh"),
 }
 

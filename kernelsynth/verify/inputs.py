@@ -18,6 +18,14 @@ def trial_seed(seed: int, *parts) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
+def param_seed(seed: int, group: str, si: int, t: int) -> int:
+    """The seed ``torch.manual_seed`` gets before the reference module and the candidate of trial
+    ``t`` of shape number ``si`` of ``group`` (``listed``, ``derived``, ``timing``, ``timed``) are
+    built (VERIFICATION.md rule 21: parameters are inputs, fresh per trial). The independent
+    reference process builds the same parameters from it."""
+    return trial_seed(seed, "init", group, si, t)
+
+
 def shape_label(shape: Dict[str, int]) -> str:
     """``{"M": 3, "N": 5}`` -> ``"3x5"``, as reasons name shapes."""
     return "x".join(str(v) for v in shape.values())
@@ -61,3 +69,44 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         sign = torch.iinfo(nan_bits.dtype).min
         flat[idx[1:2]] = (nan_bits | sign | 1).view(y.dtype)
     return y
+
+
+def plan_changes(inputs, gen: torch.Generator, region: bool):
+    """Where and how to change ``inputs`` in place for the partial-staleness check (VERIFICATION.md
+    rule 10): for every tensor input, one element (``region`` False) or a run of consecutive
+    elements (``region`` True: 1/64 of the tensor, 2 to 4096 elements) at a position drawn from
+    ``gen``, each given a value far from its old one (floats: ``-x - 3 sign(x)``, 3 for a zero;
+    ints: ``x + 1234567`` wrapping; bools: negated). Returns ``[(input index, flat indices, values)]``
+    for :func:`apply_changes`; drawing it before a timed loop keeps the loop's own work to a copy."""
+    changes = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or x.numel() == 0:
+            continue
+        n = x.numel()
+        k = min(n, max(2, min(4096, n // 64))) if region else 1
+        start = int(torch.randint(0, n - k + 1, (1,), generator=gen, device=x.device).item())
+        idx = torch.arange(start, start + k, device=x.device)
+        old = x.reshape(-1)[idx]
+        if x.dtype == torch.bool:
+            new = ~old
+        elif x.dtype.is_floating_point:
+            o = old.double()
+            new = torch.where(o == 0, 3.0, -o - 3.0 * torch.sign(o)).to(x.dtype)
+            new = torch.where(torch.isfinite(o), new, torch.zeros_like(new))
+        else:
+            new = old + 1234567 if x.element_size() >= 4 else old + 77
+        changes.append((i, idx, new))
+    return changes
+
+
+def apply_changes(inputs, changes) -> None:
+    """Write the values of :func:`plan_changes` into ``inputs`` (in place; contiguous tensors, or
+    through a reshaped copy written back)."""
+    for i, idx, vals in changes:
+        x = inputs[i]
+        if x.is_contiguous():
+            x.view(-1)[idx] = vals
+        else:
+            flat = x.reshape(-1).clone()
+            flat[idx] = vals
+            x.copy_(flat.view(x.shape))

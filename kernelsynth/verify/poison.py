@@ -10,6 +10,7 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .census import op_name
 from .guard import check_no_new_threads
 
 #: aten operators that return uninitialised memory. Every route to them -- ``torch.empty*``,
@@ -32,10 +33,20 @@ class PoisonEmpty(TorchDispatchMode):
     ``torch.empty*``, ``new_empty``, the legacy ``torch.Tensor(m, n)``/``x.new(m, n)``
     constructors) and the grown part of a ``resize_`` with :func:`poison_value`, so an element
     the kernel never writes cannot look right (on the CPU, freed memory is often handed back
-    with the previous answer still in it)."""
+    with the previous answer still in it).
+
+    ``ops``: a set that receives the census name (:func:`~kernelsynth.verify.census.op_name`) of
+    every operator the call dispatches (VERIFICATION.md rule 14): the fallback census runs on
+    every verified call, so a candidate cannot tell a census call from a checked one."""
+
+    def __init__(self, ops: Optional[set] = None):
+        super().__init__()
+        self.ops = ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
+        if self.ops is not None:
+            self.ops.add(op_name(func))
         before = args[0].numel() if name == "resize_" and isinstance(args[0], torch.Tensor) else None
         out = func(*args, **(kwargs or {}))
         if isinstance(out, torch.Tensor) and out.numel():
@@ -57,14 +68,15 @@ def poison_allocator(nbytes: int, device: torch.device) -> None:
 
 
 def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device,
-                  poison_empty: bool = True, threads_before: Optional[frozenset] = None):
+                  poison_empty: bool = True, threads_before: Optional[frozenset] = None, ops: Optional[set] = None):
     """Call the candidate with allocator poisoning and (``poison_empty``) :class:`PoisonEmpty`;
     synchronises the device. Baselines run without the mode (torch.compile traces it).
     With ``threads_before``, a thread started by the candidate and still alive fails it
-    (:func:`kernelsynth.verify.guard.check_no_new_threads`)."""
+    (:func:`kernelsynth.verify.guard.check_no_new_threads`). ``ops``: a set receiving the names of
+    the operators the call dispatches (with ``poison_empty`` only: :class:`PoisonEmpty` records them)."""
     nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
     poison_allocator(2 * nbytes, device)
-    with torch.no_grad(), (PoisonEmpty() if poison_empty else contextlib.nullcontext()):
+    with torch.no_grad(), (PoisonEmpty(ops) if poison_empty else contextlib.nullcontext()):
         out = candidate(*inputs)
     if device.type == "cuda":
         torch.cuda.synchronize(device)

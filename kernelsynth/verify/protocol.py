@@ -13,7 +13,7 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import shape_label, trial_inputs
+from .inputs import apply_changes, plan_changes, shape_label, trial_inputs
 from .poison import call_poisoned
 from .transport import audit_key, digest
 
@@ -34,6 +34,8 @@ class VerifyPolicy:
     ``{audit_key(group, shape index, trial): digest(output)}`` for every trial, taken right after
     the call (:mod:`kernelsynth.audit`); None: nothing is recorded. ``settle_s``: seconds of the
     pause before the last trial of every shape is compared again (work that lands after the checks).
+    ``census``: a set that receives the name of every operator the candidate's verified calls
+    dispatch (:mod:`~kernelsynth.verify.census`; with ``poison_empty`` only); None: not recorded.
     """
 
     dtype: torch.dtype
@@ -48,6 +50,7 @@ class VerifyPolicy:
     threads_before: Optional[frozenset] = None
     audit: Optional[Dict[str, Any]] = None
     settle_s: float = 0.05
+    census: Optional[set] = None
 
 
 @dataclass
@@ -69,8 +72,9 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     ``special_values``: trial 1 of each shape gets NaN, +-Inf, -0.0 and huge values (floats) or
     the dtype's extremes (ints) planted in its inputs. ``determinism``: check repeat calls on the
     first trial of each shape (:func:`check_repeat_and_fresh`).
-    ``models_for(shape) -> (candidate, ref_model)``: models built for each shape (tasks whose
-    parameters depend on the shape); replaces ``candidate`` and ``ref_model`` when given.
+    ``models_for(shape, group, si, t) -> (candidate, ref_model)``: the models of trial ``t`` of
+    shape number ``si`` (parameters are inputs: the worker builds both from a fresh seed per trial,
+    VERIFICATION.md rule 21); replaces ``candidate`` and ``ref_model`` when given.
     ``group``: the first part of the audit keys (``listed``, ``derived``, ``timing``)."""
     report = VerificationReport()
     threads_before = None
@@ -79,17 +83,17 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     retained = []  # (where, output, reference) of each shape's last trial, compared again at the end
     comparison, tol, device = policy.comparison, policy.tol, policy.device
     for si, shape in enumerate(shapes):
-        if models_for is not None:
-            candidate, ref_model = models_for(shape)
         label = shape_label(shape)
         report.shapes.append(label)
         earlier = None  # (output, snapshot of its bits) of this shape's previous trial
         for t in range(trials):
+            if models_for is not None:
+                candidate, ref_model = models_for(shape, group, si, t)
             inputs, gen = trial_inputs(get_inputs, shape, si, t, policy.seed, policy.dtype, device, special_values)
             pristine = [x.clone() for x in inputs]
             where = f"shape {label}, trial {t}"
             try:
-                out = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before)
+                out = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, policy.census)
                 if policy.audit is not None:  # every trial, for the independent check (kernelsynth/audit.py)
                     policy.audit[audit_key(group, si, t)] = digest(out, comparison)
                 check_earlier_output(earlier, out)
@@ -144,16 +148,22 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     reference output; ``gen``: the trial's generator (draws the fresh values); ``threads_before``:
     the thread snapshot :func:`verify` checks against (None: no thread check).
 
-    1. A second call on a copy of the same input must give the bits of the first output (a
+    1. A second call on a copy of the same input (the tensors steps 2-3 overwrite) must give the bits of the first output (a
        snapshot of it, so a candidate that reuses one output buffer cannot agree with itself),
        or agree within ``policy.determinism_tol`` when the spec declares one, and must still match
        the reference.
     2. The same input tensor, overwritten in place with fresh values, called again: the output
        must follow (no answers cached per tensor object or data pointer).
+    3. Partial staleness: then one element and, elsewhere, a small region of it changed in place
+       (:func:`~kernelsynth.verify.inputs.plan_changes`) and called again: the output must follow
+       (no answer memoised on a few sampled elements; one call for both changes keeps the cost
+       of the check to one call per shape).
     """
     comparison, tol, device, bound = policy.comparison, policy.tol, policy.device, policy.determinism_tol
     first = out.detach().clone()
-    again = call_poisoned(candidate, [x.clone() for x in pristine], device, policy.poison_empty, threads_before)
+    ops = policy.census
+    inputs = [x.clone() for x in pristine]  # called twice: the in-place overwrites below hit a tensor it has seen
+    again = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     if not outputs_agree(again, first, bound):
         described = "bitwise" if bound is None else f"within atol={bound['atol']}, rtol={bound['rtol']}"
         raise VerificationFailure(f"not deterministic ({described}): a second call on the same input gave a "
@@ -162,17 +172,25 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
         raise VerificationFailure("the first output changed after it was returned (a later call or "
                                   "background work wrote into it)")
-    inputs = [x.clone() for x in pristine]
-    call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before)
     fresh = list(get_inputs(shape, policy.dtype, device, gen))
     for x, f in zip(inputs, fresh):
         if isinstance(x, torch.Tensor):
             x.copy_(f)
     refreshed = [x.clone() for x in inputs]
-    out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before)
+    out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     try:
         compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype), comparison, tol)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
     check_earlier_output((out, first), out2)
-    return out2
+    previous = (out2, out2.detach().clone()) if type(out2) is torch.Tensor else None
+    apply_changes(inputs, plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True))
+    changed = [x.clone() for x in inputs]
+    latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
+    try:
+        compare(latest, run_reference(ref_model, changed, comparison, policy.dtype), comparison, tol)
+    except VerificationFailure as e:
+        raise VerificationFailure(f"stale answer: after one element and a small region of the input changed in "
+                                  f"place, {e}") from None
+    check_earlier_output(previous, latest)
+    return latest

@@ -1,0 +1,168 @@
+"""Issue 10 items 3-6 at the unit level: the fallback census by what ran (rule 14), the
+partial-staleness changes (rule 10), parameters as inputs (rule 21) and per-dim shape planning
+(rule 12). The end-to-end halves are in tests/test_adversarial.py (CPU) and
+tests/test_adversarial_gpu.py (the launched-kernel census, GPU)."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kernelsynth.shapes import LARGE_DIM_PLAN, derived_shapes, is_large_ragged, large_dim_shapes
+from kernelsynth.verify.census import LAYOUT_OPS, aten_ops_of, kernel_base_name, library_calls, own_kernel_names
+from kernelsynth.verify.inputs import apply_changes, plan_changes
+from kernelsynth.verify.params import PerturbDraws, build_seed
+from kernelsynth.verify.poison import call_poisoned
+
+CPU = torch.device("cpu")
+X = torch.randn(1, 3, 5, 7)
+W = torch.randn(8, 3, 3, 3)
+B = torch.randn(8)
+
+
+@torch.library.custom_op("numcov_test::conv", mutates_args=())
+def _custom_conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return F.conv2d(x, w, padding=1)
+
+
+DOORS = {
+    "F.conv2d": (lambda x: F.conv2d(x, W, B, padding=1), "convolution"),
+    "channels-last F.conv2d": (lambda x: F.conv2d(x.contiguous(memory_format=torch.channels_last), W, padding=1),
+                               "convolution"),
+    "torch.ops.aten.convolution": (lambda x: torch.ops.aten.convolution(x, W, None, [1, 1], [1, 1], [1, 1], False,
+                                                                        [0, 0], 1), "convolution"),
+    "torch._C._nn.thnn_conv2d": (lambda x: torch._C._nn.thnn_conv2d(x, W, [3, 3], B, [1, 1], [1, 1]),
+                                 "_slow_conv2d_forward"),
+    "torch._C._nn.im2col": (lambda x: torch._C._nn.im2col(x, [3, 3], [1, 1], [1, 1], [1, 1]), "im2col"),
+    "unfold + matmul": (lambda x: W.reshape(8, -1) @ F.unfold(x, 3, padding=1), "im2col"),
+    "einsum over Tensor.unfold windows": (
+        lambda x: torch.einsum("nchwij,kcij->nkhw", F.pad(x, (1, 1, 1, 1)).unfold(2, 3, 1).unfold(3, 3, 1), W), "bmm"),
+    "custom op": (lambda x: _custom_conv(x, W), "numcov_test::conv"),
+    "flip through index_select": (lambda x: torch.index_select(x, 3, torch.arange(6, -1, -1)), "index_select"),
+    "flip through gather": (lambda x: torch.gather(x, 3, torch.arange(6, -1, -1).expand(1, 3, 5, 7)), "gather"),
+    "flip through advanced indexing": (lambda x: x[..., torch.arange(6, -1, -1)], "index"),
+    "bias add in torch": (lambda x: x + 1.0, "add"),
+}
+
+
+@pytest.mark.parametrize("door", sorted(DOORS))
+def test_census_names_a_library_call_through_every_door(door):
+    fn, op = DOORS[door]
+    ops = aten_ops_of(fn, [X], CPU)
+    assert op in library_calls(ops), (door, ops)
+
+
+def test_census_sees_the_same_operators_inside_the_poisoned_verified_call():
+    ops = set()
+    call_poisoned(lambda x: F.max_pool2d(torch.relu(F.conv2d(x, W, padding=1)), 2), [X], CPU, True, None, ops)
+    assert {"convolution", "relu", "max_pool2d_with_indices"} <= ops
+
+
+def test_allocation_views_and_layout_copies_are_not_library_calls():
+    def layout_only(x):
+        y = torch.empty_like(x)
+        z = torch.zeros((2, 3))
+        x.permute(0, 2, 3, 1).contiguous().view(-1)
+        x.contiguous(memory_format=torch.channels_last)
+        x.reshape(3, -1).t().clone()
+        x.to(torch.bfloat16)
+        F.pad(x, (1, 1))
+        torch.arange(5)
+        y.copy_(x)
+        return y, z, x[:, 1:].unsqueeze(0).expand(2, -1, -1, -1, -1)
+
+    ops = aten_ops_of(layout_only, [X], CPU)
+    assert ops and set(ops) <= LAYOUT_OPS, set(ops) - LAYOUT_OPS
+    assert library_calls(ops) == []
+
+
+def test_a_layout_operator_the_reference_uses_is_a_library_call():
+    """A transpose task's reference is a copy: its own operator is never layout for it."""
+    assert library_calls(["clone", "empty"], reference_ops=["clone"]) == ["clone"]
+
+
+def test_kernel_names_are_matched_by_identifier(tmp_path):
+    assert kernel_base_name("void at::native::vectorized_elementwise_kernel<4, float>(int, float*)") == \
+        "vectorized_elementwise_kernel"
+    assert kernel_base_name("_flip_cols_kernel") == "_flip_cols_kernel"
+    lib = tmp_path / "ext.so"
+    lib.write_bytes(b"\x00_Z15my_conv_kernelPKfPfi\x00")
+    is_own = own_kernel_names(None, raw_kernel="conv_relu_maxpool_naive", libraries=[str(lib)])
+    assert is_own("conv_relu_maxpool_naive")
+    assert is_own("my_conv_kernel(float const*, float*, int)")
+    assert not is_own("sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.bool])
+def test_partial_changes_touch_one_element_and_a_small_region(dtype):
+    gen = torch.Generator().manual_seed(3)
+    x = (torch.randn(40, 50) * 10).to(dtype)
+    one, region = x.clone(), x.clone()
+    apply_changes([one], plan_changes([one], gen, False))
+    apply_changes([region], plan_changes([region], gen, True))
+    assert int((one != x).sum()) == 1
+    changed = (region != x).reshape(-1).nonzero().reshape(-1)
+    assert len(changed) == 2000 // 64 and int(changed[-1] - changed[0]) == len(changed) - 1  # one run
+    if dtype.is_floating_point:
+        assert float((one.double() - x.double()).abs().max()) >= 3.0
+
+
+def test_parameter_perturbation_is_the_same_for_two_modules_drawn_alike_and_changes_one_element():
+    def build(perturb):
+        torch.manual_seed(7)
+        with PerturbDraws(7) if perturb else torch.no_grad():
+            return torch.nn.Conv2d(3, 8, 3, padding=1)
+
+    plain, a, b = build(False), build(True), build(True)
+    for name in ("weight", "bias"):
+        pa, pb, p0 = (getattr(m, name).detach() for m in (a, b, plain))
+        assert torch.equal(pa, pb)  # reference and candidate get the same parameters
+        assert int((pa != p0).sum()) == 1  # one element changed, the rest as drawn
+    assert build_seed(0, "listed", 2, 1) == (build_seed(0, "listed", 2, 0)[0], True)
+    assert build_seed(0, "listed", 2, 2)[0] not in (build_seed(0, "listed", 2, 0)[0], build_seed(0, "listed", 2, 1)[0])
+    assert build_seed(0, "derived", 0, 0) != build_seed(0, "listed", 0, 0)
+
+
+CONV_LISTED = [dict(zip(("N", "C_in", "C_out", "H", "W"), v)) for v in
+               [[1, 64, 128, 32, 32], [2, 3, 8, 17, 19], [1, 1, 1, 2, 2], [3, 5, 7, 9, 6], [1, 16, 40, 15, 33],
+                [2, 64, 128, 31, 30]]]
+
+
+@pytest.mark.parametrize("target", sorted(LARGE_DIM_PLAN))
+def test_every_dim_reaches_a_large_ragged_value_within_the_budget(target):
+    high, budget = LARGE_DIM_PLAN[target]
+    for listed in (CONV_LISTED, [{"M": 3, "N": 5}, {"M": 4, "N": 67}], [{"M": 1, "N": 4097}, {"M": 4097, "N": 1}]):
+        shapes = listed + derived_shapes(listed, seed=5)
+        extra = large_dim_shapes(shapes, seed=5, high=high, budget=budget)
+        for dim in listed[0]:
+            assert any(is_large_ragged(s[dim]) for s in shapes + extra), (target, dim)
+        for s in extra:
+            assert math.prod(s.values()) <= budget and s not in shapes
+            big = [d for d in s if is_large_ragged(s[d])]
+            assert len(big) == 1 and 257 <= s[big[0]] <= high
+    # dims the listed shapes already make large and ragged get nothing new (flip2d on a GPU)
+    flip = [{"M": 1, "N": 4097}, {"M": 4097, "N": 1}]
+    assert large_dim_shapes(flip, 0, high, budget) == []
+
+
+def test_large_ragged_values_avoid_the_tile_moduli():
+    assert is_large_ragged(257) and is_large_ragged(4097)
+    assert not is_large_ragged(256) and not is_large_ragged(384) and not is_large_ragged(255)
+    for seed in range(20):
+        for s in large_dim_shapes([{"A": 1, "B": 2}], seed, 8192, 2**30):
+            assert all(v % m for v in s.values() if v >= 257 for m in (8, 16, 32, 64, 128))
+
+
+def test_a_dim_that_cannot_fit_the_budget_is_left_out():
+    assert large_dim_shapes([{"A": 100, "B": 100}], 0, 512, budget=100 * 200) == []
+
+
+def test_kernel_census_says_nothing_without_device_activity():
+    """On a machine without CUDA the profiler records no kernels: the census returns the call's
+    output and None (unknown), never an empty list that would read as 'no foreign kernel'."""
+    from kernelsynth.verify.census import kernel_census
+
+    x = torch.randn(5)
+    out, foreign = kernel_census(torch.relu, [x], CPU, lambda name: False)
+    assert torch.equal(out, torch.relu(x)) and foreign is None
