@@ -43,14 +43,20 @@ def expected_keys(request) -> Dict[str, tuple]:
 
 
 def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str, Any]], comparison: str,
-                  tol: Optional[Dict[str, float]]) -> Optional[str]:
+                  tol: Optional[Dict[str, float]], precision: Optional[str] = None) -> Optional[str]:
     """Why the candidate's outputs ``got`` (``{key: digest}`` from the worker) disagree with the
-    independent ``references`` (``{key: {"where", "digest"}}`` from :func:`kernelsynth.jobs.oracle`),
-    or None when every key agrees: bit for bit (``exact``; whole tensors or checksums) or within
-    ``tol`` against the float64 reference (``allclose``), by :func:`kernelsynth.verify.comparison.compare`."""
+    independent ``references`` (``{key: {"where", "digest"}}`` from :func:`kernelsynth.jobs.oracle`;
+    for ``allclose`` also ``"dtype"``, the reference's output dtype at the dtype under test, and
+    with a precision policy ``"scale"`` and ``"honest"``), or None when every key agrees: bit for
+    bit (``exact``; whole tensors or checksums) or within ``tol`` against the float64 reference
+    and with the reference's dtype (``allclose``), by :func:`kernelsynth.verify.comparison.compare`;
+    then the precision rule for ``precision`` (VERIFICATION.md rule 23) on every shape group, pooled
+    over its trials as the worker pools them."""
     from .verify.comparison import _bits, compare  # imports torch
+    from .verify.precision import PrecisionMeter, sq_error_sum
 
     got = got if isinstance(got, dict) else {}
+    meters: Dict[str, Any] = {}
     for key, ref in references.items():
         where, r = ref["where"], ref["digest"]
         d = got.get(key)
@@ -74,8 +80,19 @@ def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str,
                 return (f"{where}: not bit-exact: {int(bad.sum())} of {bad.numel()} elements differ; "
                         f"first at {i}: got {a[i].item()!r}, expected {b[i].item()!r}")
             continue
+        if "dtype" in ref and d["dtype"] != ref["dtype"]:
+            return f"{where}: output dtype {d['dtype']}, expected {ref['dtype']} (the reference's at the dtype under test)"
+        out, r64 = tensor_of(d), tensor_of(r)
         try:
-            compare(tensor_of(d), tensor_of(r), comparison, tol)
+            compare(out, r64, comparison, tol, out.dtype)  # the dtype was checked above against the reference's
         except VerificationFailure as e:
             return f"{where}: {e}"
+        if precision and "scale" in ref:
+            meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
+            meter.add_sums(sq_error_sum(out, r64, tensor_of(ref["scale"])), ref["honest"])
+    for group, meter in meters.items():
+        try:
+            meter.check(f"{group} shapes")
+        except VerificationFailure as e:
+            return str(e)
     return None

@@ -85,7 +85,9 @@ class JobRequest:
     do_bench settings. ``device``: ``"cuda"`` or ``"cpu"``; ``arch``: ``"sm_90"`` or None.
     ``reference_ops``: aten operators of the reference (fallback detection). ``interface``: the
     task's tensor interface. ``fresh_worker``: replace the worker after this job. ``cache_dir``:
-    where compiled kernels and torch extensions are cached."""
+    where compiled kernels and torch extensions are cached. ``precision``: the precision policy
+    this dtype is held to (``allclose``; :data:`kernelsynth.verify.precision.POLICIES`,
+    VERIFICATION.md rule 23; None: no precision rule)."""
 
     reference: str
     candidate: CandidateRef
@@ -110,6 +112,7 @@ class JobRequest:
     interface: Dict[str, Any]
     fresh_worker: bool
     cache_dir: Optional[str]
+    precision: Optional[str] = None
 
     @property
     def tol(self) -> Optional[Dict[str, float]]:
@@ -143,7 +146,9 @@ class EvaluateResult:
     ``verdict``: ``accepted`` (every trial passed) or ``rejected`` (``reason`` says why).
     ``trials``: trials run. ``max_abs_err``/``max_rel_err``: over every trial. ``median_ms``,
     ``p20_ms``, ``p80_ms``, ``timing_spread``, ``synced_ms``: the timing (None when not timed).
-    ``first_call_s``: the first call (JIT compile unless cached). ``verify_s``/``timing_s``: seconds
+    ``precision_rms``/``precision_honest_rms``/``precision_bound``: the precision rule's statistic
+    of the candidate, of the honest computations at the policy, and its bound (VERIFICATION.md rule
+    22; None without a policy). ``first_call_s``: the first call (JIT compile unless cached). ``verify_s``/``timing_s``: seconds
     of the protocol / of the timed measurement. ``aten_ops`` (every operator the verified calls
     dispatched), ``reference_ops_used`` (those among the spec's reference_ops), ``library_calls``
     (those that do arithmetic, not layout) and ``foreign_kernels`` (GPU: launched kernels that are
@@ -157,6 +162,9 @@ class EvaluateResult:
     trials: int = 0
     max_abs_err: Optional[float] = None
     max_rel_err: Optional[float] = None
+    precision_rms: Optional[float] = None
+    precision_honest_rms: Optional[float] = None
+    precision_bound: Optional[float] = None
     median_ms: Optional[float] = None
     p20_ms: Optional[float] = None
     p80_ms: Optional[float] = None

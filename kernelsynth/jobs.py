@@ -26,11 +26,21 @@ from . import timing
 from .backends import BuildContext
 from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
+from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
+from .verify.precision import HonestReferences, sq_error_sum
 from .verify import (PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
                      kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint, run_reference,
                      shape_label, thread_ids, trial_inputs, trial_seed, verify)
+
+
+#: Why the interpreter's bfloat16 rounding is not the GPU's in this worker (None: patched or on a GPU).
+INTERPRETER_BF16 = patch_bfloat16_rounding() if os.environ.get("TRITON_INTERPRET") == "1" else None
+
+
+#: Why the interpreter's bfloat16 rounding is not the GPU's in this worker (None: patched or on a GPU).
+INTERPRETER_BF16 = patch_bfloat16_rounding() if os.environ.get("TRITON_INTERPRET") == "1" else None
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -157,8 +167,9 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     (ms; None when not timed), ``first_call_s``, ``verify_s`` (seconds of the correctness
     protocol: listed, derived and timing-shape trials), ``timing_s`` (seconds of the timed
     measurement, with its integrity checks; None when not timed), the backend's compile stats,
-    ``peak_mem_bytes``, the outputs for the independent check and whether the worker is recycled.
-    Exceptions propagate to the worker loop, which turns them into a fault class.
+    ``peak_mem_bytes``, the outputs for the independent check and whether the worker is recycled;
+    for ``allclose`` with a precision policy, ``precision_rms``/``precision_honest_rms``/
+    ``precision_bound`` (accepted observations; :func:`_precision_columns`). Exceptions propagate to the worker loop, which turns them into a fault class.
     """
     device = torch.device(p.device)
     dtype = _dtype(p.dtype)
@@ -205,7 +216,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
                           determinism_tol=p.determinism, poison_empty=not trusted, check_threads=not trusted,
                           guard=guard, threads_before=threads,
                           audit=None if trusted else out.audit,  # raw outputs for kernelsynth/audit.py
-                          census=census)
+                          census=census, precision=p.precision)
 
     snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
@@ -223,23 +234,27 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         rep = verify(model, ref_model, ref_mod.get_inputs, list(p.verify_shapes), policy, trials=p.trials,
                      special_values=p.comparison == "exact", models_for=models_for, group="listed")
         out.trials, out.max_abs_err, out.max_rel_err = rep.trials, rep.max_abs_err, rep.max_rel_err
+        reports = [rep]
         if p.derived_shapes:  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
             extra = verify(model, ref_model, ref_mod.get_inputs, p.derived_shapes, policy, trials=1,
                            determinism=False, models_for=models_for, group="derived")
             out.trials += extra.trials
             out.max_abs_err = max(out.max_abs_err, extra.max_abs_err)
             out.max_rel_err = max(out.max_rel_err, extra.max_rel_err)
+            reports.append(extra)
         if p.timing_shape and p.time:
             big = verify(model, ref_model, ref_mod.get_inputs, [p.timing_shape], policy,
                          trials=p.timing_shape_trials, determinism=False, models_for=models_for, group="timing")
             out.trials += big.trials
             out.max_abs_err = max(out.max_abs_err, big.max_abs_err)
             out.max_rel_err = max(out.max_rel_err, big.max_rel_err)
+            reports.append(big)
             out.verify_s = time.perf_counter() - started
             started = time.perf_counter()
             is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
-            out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own))
+            out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own, big.out_dtype))
             out.timing_s = time.perf_counter() - started
+        out.update(_precision_columns(reports))
     except VerificationFailure as e:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
     if out.verify_s is None:
@@ -266,6 +281,17 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     return out
 
 
+def _precision_columns(reports) -> Dict[str, Any]:
+    """The precision rule's numbers for the observation: those of the shape group (listed, derived,
+    timing) whose statistic came closest to its bound (VERIFICATION.md rule 23)."""
+    measured = [r.precision for r in reports if r.precision.get("rms") is not None]
+    if not measured:
+        return {"precision_rms": None, "precision_honest_rms": None, "precision_bound": None}
+    worst = max(measured, key=lambda st: st["rms"] / st["bound"])
+    return {"precision_rms": worst["rms"], "precision_honest_rms": worst["honest_rms"],
+            "precision_bound": worst["bound"]}
+
+
 def oracle(p: JobRequest) -> Dict[str, Any]:
     """The independent references (kernelsynth/audit.py): for every key of
     :func:`kernelsynth.audit.expected_keys` of an evaluate request ``p``, the reference output of
@@ -280,6 +306,7 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     device, dtype = torch.device(p.device), _dtype(p.dtype)
     ref_mod = import_file(p.reference)
     refs: Dict[str, Any] = {}
+    honest = HonestReferences(p.precision, dtype) if p.comparison == "allclose" else None
     for key, (shape, t, special) in expected_keys(p).items():
         init = init_inputs(ref_mod, shape)
         group, si, _ = parse_audit_key(key)
@@ -288,6 +315,12 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
         inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special)
         ref = run_reference(model, inputs, p.comparison, dtype)
         refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p.comparison)}
+        if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
+            terms = honest.terms(model, inputs, ref)
+            refs[key]["dtype"] = str(terms["dtype"])
+            if terms["scale"] is not None:
+                refs[key]["scale"] = digest(terms["scale"], "allclose")
+                refs[key]["honest"] = [sq_error_sum(h, ref, terms["scale"]) for h in terms["honest"]]
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)
@@ -296,7 +329,8 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     return {"references": refs, "reference_ops": ops}
 
 
-def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None) -> Dict[str, Any]:
+def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None,
+          out_dtype=None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
@@ -309,7 +343,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     ``is_own``: the candidate's own-kernel predicate (:meth:`kernelsynth.backends.Backend.own_kernels`);
     on a GPU one more call then runs under ``torch.profiler``
     (:func:`kernelsynth.verify.census.kernel_census`; its output is checked too) and
-    ``foreign_kernels`` lists the kernels of library operators or of no own code (rule 14)."""
+    ``foreign_kernels`` lists the kernels of library operators or of no own code (rule 14).
+    ``out_dtype``: the expected output dtype (the timing-shape verification's)."""
     dtype, device = policy.dtype, policy.device
     gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "timing"))
     inputs = list(ref_mod.get_inputs(p.timing_shape, dtype, device, gen))
@@ -335,12 +370,12 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     try:
         if policy.threads_before is not None:
             check_no_new_threads(policy.threads_before)
-        compare(last[0], ref, p.comparison, policy.tol)
+        compare(last[0], ref, p.comparison, policy.tol, out_dtype)
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     if probe["out"] is not None or probe["n"] >= probe["at"]:
         try:
-            compare(probe["out"], ref, p.comparison, policy.tol)
+            compare(probe["out"], ref, p.comparison, policy.tol, out_dtype)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}, one element and a small "
                                       f"region of the input changed right before it): {e}") from None
@@ -350,7 +385,7 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
         census_inputs = [x.clone() for x in pristine]
         got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [])
         try:
-            compare(got, ref, p.comparison, policy.tol)
+            compare(got, ref, p.comparison, policy.tol, out_dtype)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of the profiled call (kernel census): {e}") from None
         if policy.guard is not None:

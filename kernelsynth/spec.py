@@ -109,6 +109,8 @@ class TaskSpec:
     interface: Dict[str, Any] = field(default_factory=dict)
     #: per dtype, the arithmetic precision policy of reference and candidates (stated in records)
     precision: Dict[str, str] = field(default_factory=dict)
+    #: per dtype, the policy name the precision rule holds candidates to (tolerance.POLICY_NAMES)
+    precision_policy: Dict[str, str] = field(default_factory=dict)
     sha256: str = field(default="")
     #: ``{"atol", "rtol"}`` two calls on one input may differ by (atomics); None: bitwise.
     determinism: Optional[Dict[str, float]] = None
@@ -118,6 +120,16 @@ class TaskSpec:
     pinned: Dict[str, List[Any]] = field(default_factory=dict)
     #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
     includes: List[Path] = field(default_factory=list)
+
+    def policy(self, dtype: str) -> Optional[str]:
+        """The precision policy the precision rule holds ``dtype`` to (VERIFICATION.md rule 23): the
+        spec's ``precision_policy`` entry for it (``{float32: tf32}``), else
+        :func:`kernelsynth.tolerance.default_policy` of its category; None for ``exact`` comparisons."""
+        from .tolerance import default_policy
+
+        if self.comparison != "allclose":
+            return None
+        return self.precision_policy.get(dtype) or default_policy(self.category, dtype)
 
     @property
     def root(self) -> Path:
@@ -333,7 +345,8 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     doc, includes = read_spec_document(path)
     c.keys(doc, "", required=("reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("name", "category", "summary", "comparison", "tolerance", "question", "why", "baselines",
-                     "interpret", "reference_ops", "interface", "precision", "determinism", "tunables", "launch"))
+                     "interpret", "reference_ops", "interface", "precision", "precision_policy", "determinism", "tunables",
+                     "launch"))
     root = path.parent
     name = c.string(doc, "", "name") if "name" in doc else root.name
     if task_folder and name != root.name:
@@ -497,6 +510,11 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     precision = doc.get("precision") or {}
     if not isinstance(precision, dict) or not all(isinstance(v, str) for v in precision.values()):
         c.fail("precision", "a mapping dtype -> text", precision)
+    policies = doc.get("precision_policy") or {}
+    from .tolerance import POLICY_NAMES
+
+    if not isinstance(policies, dict) or any(k not in doc["dtypes"] or v not in POLICY_NAMES for k, v in policies.items()):
+        c.fail("precision_policy", f"a mapping dtype (of {doc['dtypes']}) -> one of {list(POLICY_NAMES)}", policies)
 
     summary = doc.get("summary", name)
     return TaskSpec(
@@ -508,6 +526,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         interpret_tunables={k: list(v) for k, v in interp_tun.items() if k not in pinned}, interface=interface,
         interpret_dtypes=[d for d in dts if d in interp_dtypes] if interp_dtypes else None,
         precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root, includes),
+        precision_policy={str(k): str(v) for k, v in policies.items()},
         determinism=determinism, derived_shapes=shapes.get("derived", True), pinned=pinned, includes=includes,
     )
 

@@ -53,6 +53,10 @@ OBSERVATION_SCHEMA = pa.schema([
     ("timing_shape", pa.string()),        # JSON shape, or null when not timed
     ("max_abs_err", pa.float64()),
     ("max_rel_err", pa.float64()),
+    ("precision_policy", pa.string()),    # allclose: the declared policy (fp32, tf32, bf16, ...; rule 23)
+    ("precision_rms", pa.float64()),      # RMS error over the rounding scale (verify/precision.py)
+    ("precision_honest_rms", pa.float64()),  # the same of the honest computations at the policy
+    ("precision_bound", pa.float64()),    # the rule's bound: MARGIN x honest + float32 accumulation
     ("median_ms", pa.float64()),
     ("p20_ms", pa.float64()),
     ("p80_ms", pa.float64()),

@@ -58,6 +58,21 @@ TABLE: Dict[str, Dict[str, Dict]] = {
 }
 
 
+#: Precision policies (kernelsynth/verify/precision.py: POLICIES has their unit roundoffs).
+POLICY_NAMES = ("fp64", "fp32", "tf32", "fp16", "bf16")
+#: Precision policy (kernelsynth/verify/precision.py) of an ``allclose`` dtype the spec's
+#: ``precision`` does not name: TF32 for float32 matmul/conv (as the float32 tolerance above
+#: assumes), float32 arithmetic for other float32 tasks, the dtype itself otherwise.
+DEFAULT_POLICY = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
+
+def default_policy(category: str, dtype: str) -> Optional[str]:
+    """The precision policy of ``dtype`` in the class ``category`` names, or None (not a float dtype)."""
+    if dtype == "float32" and op_class(category) == "matmul":
+        return "tf32"
+    return DEFAULT_POLICY.get(dtype)
+
+
 def op_class(category: str) -> Optional[str]:
     """The operator class a spec ``category`` names (None when it names none)."""
     c = str(category).lower()

@@ -27,6 +27,8 @@ FLIP = import_file(ROOT / "specs" / "flip2d" / "reference.py")
 SOFTMAX = import_file(ADV / "references" / "softmax.py")
 CONV = import_file(ROOT / "specs" / "conv_relu_maxpool" / "reference.py")
 CONV_SHAPES = [{"N": 1, "C_in": 3, "C_out": 8, "H": 5, "W": 7}, {"N": 2, "C_in": 5, "C_out": 16, "H": 6, "W": 9}]  # conv.yaml
+CONV_PRECISION_SHAPES = [{"N": 1, "C_in": 64, "C_out": 16, "H": 6, "W": 6},
+                         {"N": 2, "C_in": 24, "C_out": 8, "H": 7, "W": 9}]  # conv_precision.yaml
 FLIP_SHAPES = [{"M": 3, "N": 5}, {"M": 4, "N": 67}, {"M": 9, "N": 300}]  # cpu/spec.yaml
 SOFTMAX_SHAPES = [{"M": 2, "N": 8000}, {"M": 3, "N": 6001}]  # cpu/softmax.yaml
 RUN = ["hw=cpu", "exploration.trials=2", "exploration.progress=false", "exploration.workers=2",
@@ -73,7 +75,21 @@ SOFTMAX_CASES = {
     "tolerance": ("tolerance/zeros_tiny.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
     "precision": ("precision/bf16_softmax.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
     "nan": ("nan/nan_last_row.py", "wrong_output", r"NaN where the reference has none"),
+    "precision_fp16": ("precision/fp16_logits.py", "wrong_output", r"precision below the declared policy fp32"),
 }
+# (version, dtype) -> (fault, regex of the reason's first line): cpu/conv_precision.yaml, output dtype
+# (rule 3) and precision (rule 23) cheats whose values are inside the task's tolerances
+CONV_PRECISION_CASES = {
+    ("dtype_half", "float32"): ("wrong_output", r"output dtype torch\.float16, expected torch\.float32"),
+    ("dtype_float", "bfloat16"): ("wrong_output", r"output dtype torch\.float32, expected torch\.bfloat16"),
+    ("precision_chunks", "float32"): ("wrong_output", r"precision below the declared policy tf32"),
+    ("precision_chunks", "bfloat16"): ("wrong_output", r"precision below the declared policy bf16"),
+    ("precision_9bit", "float32"): ("wrong_output", r"precision below the declared policy tf32"),
+}
+CONV_FILES = {"dtype_half": "dtype/half_output.py", "dtype_float": "dtype/float_output_on_bf16.py",
+              "precision_chunks": "precision/chunked_bf16_accumulator.py",
+              "precision_9bit": "precision/nine_bit_operands.py"}
+HONEST_CONV = ["honest_tf32", "honest_split_k", "honest_prepacked", "honest_v3"]
 HONEST_FLIP = ["honest_index", "honest_gather", "honest_gather_kernel", "honest_flat_tiles"]
 HONEST_FILES = {"honest_index": ("honest/index.py", {}), "honest_gather": ("honest/gather.py", {}),
                 "honest_gather_kernel": ("honest/gather_index_kernel.py", {"BLOCK": 64}),
@@ -84,10 +100,13 @@ HONEST_FILES = {"honest_index": ("honest/index.py", {}), "honest_gather": ("hone
 def ours(tmp_path_factory):
     """Observations of one engine run per spec: {version: observation}, plus the trajectories."""
     obs, trajectories = {}, []
-    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml"):
+    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml"):
         run_dir = tmp_path_factory.mktemp(spec.split(".")[0])
         res = engine.run(compose(RUN + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
-        obs.update({o["version"]: o for o in res.observations})
+        if spec == "conv_precision.yaml":  # two dtypes: keyed by (version, dtype)
+            obs.update({(o["version"], o["dtype"]): o for o in res.observations})
+        else:
+            obs.update({o["version"]: o for o in res.observations})
         trajectories += res.trajectories
     return obs, trajectories
 
@@ -209,10 +228,61 @@ def test_honest_softmax_written_differently_is_accepted_by_both(ours):
     assert 0 < o["max_rel_err"] < 1e-5  # float32 against the float64 reference
 
 
+def _conv_models(rel, dtype, shape):
+    init = CONV.get_init_inputs(shape)
+    torch.manual_seed(42)
+    model = import_file(ADV / "cpu" / rel).ModelNew(*init).to(dtype)
+    torch.manual_seed(42)
+    return model, CONV.Model(*init).to(dtype)
+
+
+@pytest.mark.parametrize("case", sorted(CONV_PRECISION_CASES))
+def test_conv_dtype_and_precision_cheats_stay_inside_the_tolerance_and_fail_ours(case, ours):
+    """Inside the task's max-error tolerance (so the old rules accepted them; the naive harness
+    accepts the precision cheats and catches the dtype ones, as the issue says); ours rejects them
+    by the output-dtype or the precision rule."""
+    version, dtype_name = case
+    dtype = getattr(torch, dtype_name)
+    tol = {"float32": 5e-3, "bfloat16": 1e-2}[dtype_name]
+    gen = torch.Generator().manual_seed(3)
+    for shape in CONV_PRECISION_SHAPES:
+        model, ref_model = _conv_models(CONV_FILES[version], dtype, shape)
+        (x,) = CONV.get_inputs(shape, dtype, "cpu", gen)
+        with torch.no_grad():
+            out, ref = model(x), ref_model.double()(x.double())
+        assert torch.allclose(out.double(), ref, atol=tol, rtol=tol)
+    if version.startswith("precision"):
+        models = [_conv_models(CONV_FILES[version], dtype, s) for s in CONV_PRECISION_SHAPES]
+        assert all(naive_accepts(m, r, CONV.get_inputs, [s], dtype=dtype)
+                   for (m, r), s in zip(models, CONV_PRECISION_SHAPES))
+    fault, reason = CONV_PRECISION_CASES[case]
+    o = ours[0][case]
+    assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
+    assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+@pytest.mark.parametrize("version", HONEST_CONV)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_honest_conv_in_other_styles_is_accepted_with_its_precision_recorded(version, dtype, ours):
+    o = ours[0][(version, dtype)]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert o["precision_policy"] == {"float32": "tf32", "bfloat16": "bf16"}[dtype]
+    assert 0 < o["precision_rms"] <= o["precision_bound"] / 1.3  # accepted with margin
+    if (version, dtype) == ("honest_tf32", "float32"):  # TF32-level error, far above float32's
+        assert o["precision_rms"] > 1e3 * 2.0 ** -24
+
+
+def test_precision_rule_is_about_precision_not_code(ours):
+    """Truncating operands to 9 mantissa bits loses nothing from bfloat16 values (7 bits): the same
+    file that fails the TF32 policy in float32 passes the bfloat16 policy."""
+    assert ours[0][("precision_9bit", "bfloat16")]["verdict"] == "accepted"
+    assert ours[0][("dtype_half", "bfloat16")]["verdict"] == "accepted"  # returns the input dtype there
+
+
 def test_every_fixture_file_is_in_a_spec():
     """A cheat added to tests/adversarial/cpu without a spec entry would never run."""
     listed = set()
-    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml"):
+    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml"):
         listed |= set(re.findall(r"file: ([\w/]+\.py)", (ADV / "cpu" / spec).read_text()))
     files = {str(p.relative_to(ADV / "cpu")) for p in (ADV / "cpu").rglob("*.py")}
     assert files == listed

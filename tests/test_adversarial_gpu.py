@@ -7,6 +7,7 @@ Run on a CUDA machine:  KERNELSYNTH_TEST_GPU=1 python -m pytest -q tests/test_ad
 """
 
 import os
+import re
 import sys
 
 import pytest
@@ -203,3 +204,46 @@ def test_kernel_wrong_only_for_large_ragged_m_is_caught_on_the_gpu(gpu_obs):
 
     m = re.search(r"shape (\d+)x\d+, trial 0: not bit-exact", _first_line(o))
     assert m and int(m.group(1)) >= 257, _first_line(o)
+
+
+# ---------------------------------------------------------------- output dtype and precision (rules 3, 23)
+CONV_GPU_CHEATS = {  # (version, dtype) -> regex of the reason's first line
+    ("g_bf16_cudnn", "float32"): r"precision below the declared policy tf32",
+    ("dtype_half", "float32"): r"output dtype torch\.float16, expected torch\.float32",
+    ("dtype_float", "bfloat16"): r"output dtype torch\.float32, expected torch\.bfloat16",
+    ("precision_chunks", "float32"): r"precision below the declared policy tf32",
+    ("precision_chunks", "bfloat16"): r"precision below the declared policy bf16",
+    ("precision_9bit", "float32"): r"precision below the declared policy tf32",
+}
+CONV_GPU_HONEST = ["v0", "honest_tf32", "honest_split_k", "honest_prepacked", "honest_v3"]
+
+
+@pytest.fixture(scope="module")
+def gpu_conv_obs(tmp_path_factory):
+    """One engine run of tests/adversarial/gpu/conv_precision.yaml: {(version, dtype): [observations]}."""
+    run_dir = tmp_path_factory.mktemp("gpu_conv_precision")
+    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2",
+                   f"task.spec={ADV / 'gpu' / 'conv_precision.yaml'}", f"cache_dir={run_dir / 'cache'}"])
+    obs = {}
+    for o in engine.run(cfg, run_dir).observations:
+        obs.setdefault((o["version"], o["dtype"]), []).append(o)
+    for (v, d), rows in sorted(obs.items()):  # the margins, for VERIFICATION.md (pytest -s shows them)
+        for o in rows:
+            print(f"precision {v} {d} {o['config']}: {o['verdict']} rms={o['precision_rms']} "
+                  f"honest={o['precision_honest_rms']} bound={o['precision_bound']} {_first_line(o)[:160]}")
+    return obs
+
+
+@pytest.mark.parametrize("case", sorted(CONV_GPU_CHEATS))
+def test_conv_dtype_and_precision_cheats_are_rejected_on_the_gpu(gpu_conv_obs, case):
+    for o in gpu_conv_obs[case]:
+        assert o["verdict"] == "rejected" and o["fault"] == "wrong_output", (o["fault"], _first_line(o))
+        assert re.search(CONV_GPU_CHEATS[case], _first_line(o)), _first_line(o)
+
+
+@pytest.mark.parametrize("version", CONV_GPU_HONEST)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_honest_conv_including_tf32_tl_dot_is_accepted_on_the_gpu(gpu_conv_obs, version, dtype):
+    for o in gpu_conv_obs[(version, dtype)]:
+        assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+        assert o["precision_rms"] <= o["precision_bound"], o

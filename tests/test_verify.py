@@ -100,12 +100,12 @@ def test_exact_comparison_is_bitwise():
 def test_allclose_comparison():
     ref = torch.tensor([1.0, 2.0, float("nan")], dtype=torch.float64)
     tol = {"atol": 1e-5, "rtol": 1e-3}
-    errs = compare(torch.tensor([1.0005, 2.0, float("nan")]), ref, "allclose", tol)
+    errs = compare(torch.tensor([1.0005, 2.0, float("nan")]), ref, "allclose", tol, torch.float32)
     assert errs["max_abs_err"] == pytest.approx(5e-4, rel=1e-3)
     with pytest.raises(VerificationFailure, match="outside"):
-        compare(torch.tensor([1.1, 2.0, float("nan")]), ref, "allclose", tol)
+        compare(torch.tensor([1.1, 2.0, float("nan")]), ref, "allclose", tol, torch.float32)
     with pytest.raises(VerificationFailure, match="NaN"):
-        compare(torch.tensor([1.0, 2.0, 0.0]), ref, "allclose", tol)
+        compare(torch.tensor([1.0, 2.0, 0.0]), ref, "allclose", tol, torch.float32)
 
 
 def test_poison_empty_fills_new_tensors():

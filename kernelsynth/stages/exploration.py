@@ -122,7 +122,7 @@ class Exploration:
                     warmup_ms=self.warmup_ms, rep_ms=self.rep_ms, timing_repeats=self.timing_repeats,
                     device=hw.device, arch=hw.arch, reference_ops=spec.reference_ops, interface=spec.interface,
                     fresh_worker=self.fresh_worker == "always" or e.role == "external",
-                    cache_dir=str(cache_dir) if cache_dir is not None else None)
+                    cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype))
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,
@@ -132,6 +132,7 @@ class Exploration:
                     "timing_shape": json.dumps(spec.timing_shape) if timed else None,
                     "bytes": work["bytes"], "flops": work["flops"], "device": hw.device_name,
                     "hw_fingerprint": hw.fingerprint, "interpret": hw.interpret,
+                    "precision_policy": request.precision,
                 }
                 jobs.append(Job(key, row, request))
         return jobs
@@ -266,7 +267,8 @@ class Exploration:
                 if not result.ok or p.candidate.trusted or references is None \
                         or result.value.verdict != "accepted":
                     return False
-                problem = audit_problem(result.value.audit, references.get(p.dtype, {}), p.comparison, p.tol)
+                problem = audit_problem(result.value.audit, references.get(p.dtype, {}), p.comparison, p.tol,
+                                        p.precision)
                 if problem:
                     problems[idx] = problem
                 return bool(problem)

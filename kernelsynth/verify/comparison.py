@@ -1,4 +1,5 @@
-"""Output comparison (VERIFICATION.md rules 3-7, 9, 10): type, shape, dtype, device, layout and
+"""Output comparison (VERIFICATION.md rules 3-7, 9, 10): type, shape, dtype (exactly the reference's
+at the dtype under test, for ``exact`` and ``allclose`` alike), device, layout and
 values against the reference; inputs untouched; no storage shared with an input or an earlier
 output; two outputs of one input agree. Used in a worker and by the parent's independent check
 (CPU tensors there)."""
@@ -53,13 +54,16 @@ def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
                               f"{tuple(ref.stride())} (layout rule)")
 
 
-def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, float]]) -> Dict[str, float]:
+def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, float]],
+            dtype: Optional[torch.dtype] = None) -> Dict[str, float]:
     """Compare one output with the reference output. Returns ``{"max_abs_err", "max_rel_err"}``
     (floats; ``max_rel_err`` is the largest absolute error over the largest finite ``|ref|``).
 
     ``out``: whatever the candidate returned. ``ref``: the reference output, in the output dtype
     (``exact``) or in float64 (``allclose``). ``tol``: ``{"atol", "rtol"}`` (``allclose`` only).
-    Checks, in order: exact type ``torch.Tensor``, shape, dtype (``exact``), device type,
+    ``dtype``: the output dtype the reference has when run at the dtype under test (``exact``:
+    ``ref.dtype`` when None; ``allclose``: required, since ``ref`` is float64 -- ValueError).
+    Checks, in order: exact type ``torch.Tensor``, shape, dtype, device type,
     layout (:func:`layout_mismatch`), then the values. Raises VerificationFailure with the reason.
     """
     if type(out) is not torch.Tensor:
@@ -67,9 +71,12 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
                                   "expected exactly torch.Tensor")
     if out.shape != ref.shape:
         raise VerificationFailure(f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
-    expected_dtype = ref.dtype if comparison == "exact" else out.dtype
-    if comparison == "exact" and out.dtype != expected_dtype:
-        raise VerificationFailure(f"output dtype {out.dtype}, expected {expected_dtype}")
+    expected_dtype = dtype if dtype is not None else (ref.dtype if comparison == "exact" else None)
+    if expected_dtype is None:
+        raise ValueError("compare: the expected output dtype is required for allclose (the reference is float64)")
+    if out.dtype != expected_dtype:
+        raise VerificationFailure(f"output dtype {out.dtype}, expected {expected_dtype} (the reference's at the "
+                                  "dtype under test)")
     if out.device.type != ref.device.type:
         raise VerificationFailure(f"output on {out.device}, expected {ref.device}")
     layout = layout_mismatch(out, ref)

@@ -1,4 +1,4 @@
-"""The trial driver (VERIFICATION.md rules 1-12): every shape x trial, in order, under one
+"""The trial driver (VERIFICATION.md rules 1-12, 23): every shape x trial, in order, under one
 :class:`VerifyPolicy`. Runs in a worker."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
 from .inputs import apply_changes, plan_changes, shape_label, trial_inputs
 from .poison import call_poisoned
+from .precision import HonestReferences, PrecisionMeter
 from .transport import audit_key, digest
 
 
@@ -36,6 +37,8 @@ class VerifyPolicy:
     pause before the last trial of every shape is compared again (work that lands after the checks).
     ``census``: a set that receives the name of every operator the candidate's verified calls
     dispatch (:mod:`~kernelsynth.verify.census`; with ``poison_empty`` only); None: not recorded.
+    ``precision``: the task's precision policy for this dtype (``allclose``;
+    :data:`~kernelsynth.verify.precision.POLICIES`), None: no precision rule.
     """
 
     dtype: torch.dtype
@@ -51,14 +54,21 @@ class VerifyPolicy:
     audit: Optional[Dict[str, Any]] = None
     settle_s: float = 0.05
     census: Optional[set] = None
+    precision: Optional[str] = None
 
 
 @dataclass
 class VerificationReport:
+    """What one :func:`verify` call measured. ``out_dtype``: the reference's output dtype at the
+    dtype under test (the one every output had). ``precision``: the precision rule's
+    ``{"rms", "honest_rms", "bound"}`` (:class:`~kernelsynth.verify.precision.PrecisionMeter`)."""
+
     trials: int = 0
     shapes: List[str] = field(default_factory=list)
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
+    out_dtype: Optional[torch.dtype] = None
+    precision: Dict[str, Optional[float]] = field(default_factory=dict)
 
 
 def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
@@ -80,8 +90,10 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     threads_before = None
     if policy.check_threads:
         threads_before = policy.threads_before if policy.threads_before is not None else thread_ids()
-    retained = []  # (where, output, reference) of each shape's last trial, compared again at the end
+    retained = []  # (where, output, reference, dtype) of each shape's last trial, compared again at the end
     comparison, tol, device = policy.comparison, policy.tol, policy.device
+    honest = HonestReferences(policy.precision, policy.dtype) if comparison == "allclose" else None
+    meter = PrecisionMeter(policy.precision if comparison == "allclose" else None)
     for si, shape in enumerate(shapes):
         label = shape_label(shape)
         report.shapes.append(label)
@@ -99,14 +111,17 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 check_earlier_output(earlier, out)
                 check_inputs_untouched(inputs, pristine, out)
                 ref = run_reference(ref_model, pristine, comparison, policy.dtype)
-                errs = compare(out, ref, comparison, tol)
+                terms = honest.terms(ref_model, pristine, ref) if honest is not None else {"dtype": ref.dtype}
+                report.out_dtype = terms["dtype"]
+                errs = compare(out, ref, comparison, tol, terms["dtype"])
+                meter.add(out, ref, terms)
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
-                                                    policy, threads_before)
+                                                    policy, threads_before, out_dtype=terms["dtype"])
                 else:
                     latest = out
                 if t == trials - 1:
-                    retained.append((where, out, ref))
+                    retained.append((where, out, ref, terms["dtype"]))
                 elif type(latest) is torch.Tensor:
                     earlier = (latest, latest.detach().clone())
             except VerificationFailure as e:
@@ -116,6 +131,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             report.trials += 1
             report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
+    report.precision = meter.check(f"{group} shapes {', '.join(report.shapes)} ({report.trials} trials)")
     recheck_after_settling(retained, comparison, tol, device, threads_before, policy.settle_s)
     return report
 
@@ -131,25 +147,28 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
         torch.cuda.synchronize(device)
     if threads_before is not None:
         check_no_new_threads(threads_before)
-    for where, out, ref in retained:
+    for where, out, ref, dtype in retained:
         try:
-            compare(out, ref, comparison, tol)
+            compare(out, ref, comparison, tol, dtype)
         except VerificationFailure as e:
             raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
                                       f"after the call returned): {e}") from None
 
 
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
-                           policy: VerifyPolicy, threads_before: Optional[frozenset] = None):
+                           policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
+                           out_dtype: Optional[torch.dtype] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
     ``pristine``: untouched copies of the trial's inputs; ``out``/``ref``: the trial's output and
     reference output; ``gen``: the trial's generator (draws the fresh values); ``threads_before``:
-    the thread snapshot :func:`verify` checks against (None: no thread check).
+    the thread snapshot :func:`verify` checks against (None: no thread check); ``out_dtype``: the
+    expected output dtype (:func:`~kernelsynth.verify.comparison.compare`).
 
-    1. A second call on a copy of the same input (the tensors steps 2-3 overwrite) must give the bits of the first output (a
-       snapshot of it, so a candidate that reuses one output buffer cannot agree with itself),
+    1. A second call on a copy of the same input (the tensors steps 2-3 overwrite) must give the
+       bits of the first output (a snapshot of it, so a candidate that reuses one output buffer
+       cannot agree with itself),
        or agree within ``policy.determinism_tol`` when the spec declares one, and must still match
        the reference.
     2. The same input tensor, overwritten in place with fresh values, called again: the output
@@ -168,7 +187,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         described = "bitwise" if bound is None else f"within atol={bound['atol']}, rtol={bound['rtol']}"
         raise VerificationFailure(f"not deterministic ({described}): a second call on the same input gave a "
                                   "different output")
-    compare(again, ref, comparison, tol)
+    compare(again, ref, comparison, tol, out_dtype)
     if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
         raise VerificationFailure("the first output changed after it was returned (a later call or "
                                   "background work wrote into it)")
@@ -179,7 +198,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     try:
-        compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype), comparison, tol)
+        compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype), comparison, tol, out_dtype)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
     check_earlier_output((out, first), out2)
@@ -188,7 +207,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     changed = [x.clone() for x in inputs]
     latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     try:
-        compare(latest, run_reference(ref_model, changed, comparison, policy.dtype), comparison, tol)
+        compare(latest, run_reference(ref_model, changed, comparison, policy.dtype), comparison, tol, out_dtype)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after one element and a small region of the input changed in "
                                   f"place, {e}") from None

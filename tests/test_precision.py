@@ -1,0 +1,161 @@
+"""The output-dtype rule and the precision rule (VERIFICATION.md rules 3 and 22;
+kernelsynth/verify/precision.py), in the worker's and the parent's checks."""
+
+import math
+
+import pytest
+import torch
+
+from kernelsynth.audit import audit_problem
+from kernelsynth.errors import SpecError
+from kernelsynth.spec import load_spec
+from kernelsynth.tolerance import default_policy
+from kernelsynth.verify import VerificationFailure, compare, digest, run_reference
+from kernelsynth.verify.precision import (ACCUMULATION, MARGIN, POLICIES, HonestReferences, PrecisionMeter,
+                                          sq_error_sum, truncate_mantissa)
+
+U_TF32, U_BF16 = POLICIES["tf32"][0], POLICIES["bf16"][0]
+
+
+class Linear(torch.nn.Module):
+    """y = x @ w.T + b: the rounding scale sqrt(f(x^2, p^2)) is exactly sqrt(sum_k t_k^2)."""
+
+    def __init__(self, k=512, n=64):
+        super().__init__()
+        self.lin = torch.nn.Linear(k, n)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def _setup(k=512, m=96, dtype=torch.float32, policy="tf32"):
+    torch.manual_seed(0)
+    ref_model = Linear(k).to(dtype).eval()
+    x = torch.randn(m, k).to(dtype)
+    ref = run_reference(ref_model, [x], "allclose", dtype)
+    return ref_model, x, ref, HonestReferences(policy, dtype).terms(ref_model, [x], ref)
+
+
+def _stat(out, ref, terms):
+    s, n = sq_error_sum(out, ref, terms["scale"])
+    return math.sqrt(s / n)
+
+
+def _linear(x, w, b):
+    return (x.double() @ w.double().T + b.double()).float()
+
+
+def test_statistic_is_a_multiple_of_the_unit_roundoff_independent_of_the_reduction_length():
+    """Operands rounded to nearest at 10 bits give about 0.6 u, truncated ones about 1.9 u, bfloat16
+    about 0.6 u_bf16 = 4.5 u_tf32, for a 64- and a 2048-term reduction alike."""
+    for k in (64, 2048):
+        model, x, ref, terms = _setup(k)
+        w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()  # the model is float64 now
+        rn = lambda t: ((t.view(torch.int32) + 0x1000) & ~0x1FFF).view(torch.float32)  # noqa: E731
+        assert 0.4 * U_TF32 < _stat(_linear(rn(x), rn(w), b), ref, terms) < 0.8 * U_TF32
+        tr = _stat(_linear(truncate_mantissa(x, 10), truncate_mantissa(w, 10), b), ref, terms)
+        assert 1.4 * U_TF32 < tr < 2.4 * U_TF32
+        assert 0.4 * U_BF16 < _stat(_linear(x.bfloat16(), w.bfloat16(), b), ref, terms) < 0.8 * U_BF16
+
+
+def test_tf32_policy_accepts_tf32_and_float32_and_rejects_bfloat16_operands_and_outputs():
+    model, x, ref, terms = _setup()
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()  # the model is float64 now
+
+    def verdict(out):
+        meter = PrecisionMeter("tf32")
+        meter.add(out, ref, terms)
+        try:
+            return meter.check("listed shapes")
+        except VerificationFailure as e:
+            return str(e)
+
+    honest = verdict(_linear(truncate_mantissa(x, 10), truncate_mantissa(w, 10), b))
+    assert isinstance(honest, dict) and honest["rms"] < honest["bound"] / 1.3  # margin for honest TF32
+    assert honest["bound"] == pytest.approx(MARGIN * honest["honest_rms"] + ACCUMULATION)
+    assert verdict(model.double()(x.double()).float())["rms"] < 1e-6  # float32 is more than TF32
+    for cheat in (_linear(x.bfloat16(), w.bfloat16(), b), _linear(x, w, b).bfloat16().float(),
+                  _linear(truncate_mantissa(x, 9), truncate_mantissa(w, 9), b)):
+        msg = verdict(cheat)
+        assert isinstance(msg, str) and "precision below the declared policy tf32" in msg
+        st = PrecisionMeter("tf32")
+        st.add(cheat, ref, terms)
+        assert st.stats()["rms"] > 1.3 * st.stats()["bound"]  # margin for the cheats
+
+
+def test_fp32_policy_rejects_tf32():
+    model, x, ref, terms = _setup(policy="fp32")
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()  # the model is float64 now
+    meter = PrecisionMeter("fp32")
+    meter.add(_linear(truncate_mantissa(x, 10), truncate_mantissa(w, 10), b), ref, terms)
+    with pytest.raises(VerificationFailure, match="policy fp32"):
+        meter.check("listed shapes")
+    split = (x[:, :256] @ w[:, :256].T + x[:, 256:] @ w[:, 256:].T) + b  # split-K in float32
+    ok = PrecisionMeter("fp32")
+    ok.add(split, ref, terms)
+    assert ok.check("listed shapes")["rms"] < ok.stats()["bound"] / 10
+
+
+def test_bf16_policy_honest_is_one_rounding_of_the_float32_result():
+    model, x, ref, terms = _setup(dtype=torch.bfloat16, policy="bf16")
+    assert terms["dtype"] == torch.bfloat16
+    meter = PrecisionMeter("bf16")
+    meter.add(ref.to(torch.bfloat16), ref, terms)
+    st = meter.check("listed shapes")
+    assert st["rms"] <= st["honest_rms"] * 1.0001
+
+
+def test_allclose_compare_requires_and_checks_the_expected_dtype():
+    ref = torch.randn(4, 6, dtype=torch.float64)
+    tol = {"atol": 1e-2, "rtol": 1e-2}
+    with pytest.raises(ValueError, match="expected output dtype"):
+        compare(ref.float(), ref, "allclose", tol)
+    with pytest.raises(VerificationFailure, match="output dtype torch.bfloat16, expected torch.float32"):
+        compare(ref.bfloat16(), ref, "allclose", tol, torch.float32)
+    assert compare(ref.float(), ref, "allclose", tol, torch.float32)["max_abs_err"] < 1e-6
+
+
+def _oracle_entry(ref, terms):
+    return {"where": "shape 96x512, trial 0", "digest": digest(ref, "allclose"), "dtype": str(terms["dtype"]),
+            "scale": digest(terms["scale"], "allclose"),
+            "honest": [sq_error_sum(h, ref, terms["scale"]) for h in terms["honest"]]}
+
+
+def test_parent_audit_checks_the_dtype_and_the_precision_independently():
+    model, x, ref, terms = _setup()
+    refs = {"listed:0:0": _oracle_entry(ref, terms)}
+    tol = {"atol": 5e-3, "rtol": 5e-3}
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()  # the model is float64 now
+    good = _linear(x, w, b)
+    assert audit_problem({"listed:0:0": digest(good, "allclose")}, refs, "allclose", tol, "tf32") is None
+    msg = audit_problem({"listed:0:0": digest(good.half(), "allclose")}, refs, "allclose", tol, "tf32")
+    assert "output dtype torch.float16, expected torch.float32" in msg
+    cheat = _linear(x.bfloat16(), w.bfloat16(), b)  # inside 5e-3, below TF32
+    assert compare(cheat, ref, "allclose", tol, torch.float32)
+    msg = audit_problem({"listed:0:0": digest(cheat, "allclose")}, refs, "allclose", tol, "tf32")
+    assert msg and "precision below the declared policy tf32" in msg
+
+
+def test_spec_precision_policy_and_defaults(flip2d_copy):
+    conv = load_spec("specs/conv_relu_maxpool/spec.yaml")
+    assert (conv.policy("float32"), conv.policy("bfloat16")) == ("tf32", "bf16")
+    assert load_spec(flip2d_copy / "spec.yaml").policy("float32") is None  # exact: no precision rule
+    assert default_policy("matmul", "float32") == "tf32" and default_policy("softmax", "float32") == "fp32"
+    assert default_policy("reduction", "bfloat16") == "bf16"
+    text = (flip2d_copy / "spec.yaml").read_text()
+    (flip2d_copy / "spec.yaml").write_text(text + "\nprecision_policy: {float32: fp8}\n")
+    with pytest.raises(SpecError, match="precision_policy"):
+        load_spec(flip2d_copy / "spec.yaml")
+
+
+def test_small_groups_are_recorded_but_not_judged():
+    model, x, ref, terms = _setup(m=3)  # 3 x 64 = 192 output elements < MIN_ELEMENTS
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()
+    cheat = _linear(x.bfloat16(), w.bfloat16(), b)
+    meter = PrecisionMeter("tf32")
+    meter.add(cheat, ref, terms)
+    st = meter.check("derived shapes")
+    assert st["rms"] > st["bound"]  # measured and recorded, not judged
+    meter.add(cheat, ref, terms)  # 384 elements: judged
+    with pytest.raises(VerificationFailure, match="precision below"):
+        meter.check("derived shapes")
