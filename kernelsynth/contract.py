@@ -147,13 +147,14 @@ class EvaluateResult:
     ``trials``: trials run. ``max_abs_err``/``max_rel_err``: over every trial. ``median_ms``,
     ``p20_ms``, ``p80_ms``, ``timing_spread``, ``synced_ms``: the timing (None when not timed).
     ``precision_rms``/``precision_honest_rms``/``precision_bound``: the precision rule's statistic
-    of the candidate, of the honest computations at the policy, and its bound (VERIFICATION.md rule
-    22; None without a policy). ``first_call_s``: the first call (JIT compile unless cached). ``verify_s``/``timing_s``: seconds
-    of the protocol / of the timed measurement. ``aten_ops`` (every operator the verified calls
-    dispatched), ``reference_ops_used`` (those among the spec's reference_ops), ``library_calls``
-    (those that do arithmetic, not layout) and ``foreign_kernels`` (GPU: launched kernels that are
-    not the candidate's own): comma-separated names, VERIFICATION.md rule 14; ``kernel_census``:
-    whether the launched-kernel census ran (GPU, timed jobs). Compile stats (``n_regs`` ... ``compile_cached``) come from the backend
+    of the candidate, of the honest computations at the policy, and its bound (VERIFICATION.md
+    rule 23; None without a policy). ``first_call_s``: the first call (JIT compile unless cached).
+    ``verify_s``/``timing_s``: seconds of the protocol / of the timed measurement. ``aten_ops``
+    (every operator the verified calls dispatched), ``reference_ops_used`` (those among the spec's
+    reference_ops), ``library_calls`` (those that do arithmetic, not layout) and
+    ``foreign_kernels`` (GPU: launched kernels that are not the candidate's own): comma-separated
+    names, VERIFICATION.md rule 14; ``kernel_census``: whether the launched-kernel census ran
+    (GPU, timed jobs). Compile stats (``n_regs`` ... ``compile_cached``) come from the backend
     (:meth:`kernelsynth.backends.Backend.compile_stats`). ``audit``: ``{audit key: digest}`` for the
     parent's independent check. ``recycle_worker``: the worker is replaced after this job."""
 

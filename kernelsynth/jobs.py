@@ -169,7 +169,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     measurement, with its integrity checks; None when not timed), the backend's compile stats,
     ``peak_mem_bytes``, the outputs for the independent check and whether the worker is recycled;
     for ``allclose`` with a precision policy, ``precision_rms``/``precision_honest_rms``/
-    ``precision_bound`` (accepted observations; :func:`_precision_columns`). Exceptions propagate to the worker loop, which turns them into a fault class.
+    ``precision_bound`` (accepted observations; :func:`_precision_columns`). Exceptions
+    propagate to the worker loop, which turns them into a fault class.
     """
     device = torch.device(p.device)
     dtype = _dtype(p.dtype)

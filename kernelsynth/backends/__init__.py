@@ -38,8 +38,10 @@ class BuildContext:
     ``config``, ``launch``).
     ``dtype``: torch dtype name; ``arch``: ``"sm_90"`` (None on the interpreter);
     ``interface``: the task's tensor interface ({} when none). ``cache_dir``: where compiled
-    kernels are cached. ``reference()``: a fresh reference model from the seed, on the job's device
-    and dtype. ``seeded(make)``: ``make()`` called after seeding torch, moved and cast the same way."""
+    kernels are cached. ``reference()``: a fresh reference model from the trial's parameter seed
+    (VERIFICATION.md rule 21), on the job's device and dtype. ``seeded(make)``: ``make()`` called
+    after seeding torch the same way (and under the same parameter perturbation), moved and cast
+    the same way."""
 
     module: Any
     init: List[Any]
