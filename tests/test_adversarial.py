@@ -75,7 +75,12 @@ SOFTMAX_CASES = {
     "tolerance": ("tolerance/zeros_tiny.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
     "precision": ("precision/bf16_softmax.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),
     "nan": ("nan/nan_last_row.py", "wrong_output", r"NaN where the reference has none"),
-    "precision_fp16": ("precision/fp16_logits.py", "wrong_output", r"precision below the declared policy fp32"),
+    # the partial-staleness change (rule 10) plants values far from the others, where float16
+    # logits leave the tolerance: it may see this one before the precision rule (rule 23) does,
+    # which rejects it on its own (test_fp16_logits_fail_the_precision_rule_on_their_own)
+    "precision_fp16": ("precision/fp16_logits.py", "wrong_output",
+                       r"precision below the declared policy fp32|stale answer: after one element and a small "
+                       r"region of the input changed in place, outside atol=1e-05, rtol=3\.05e-05"),
 }
 # (version, dtype) -> (fault, regex of the reason's first line): cpu/conv_precision.yaml, output dtype
 # (rule 3) and precision (rule 23) cheats whose values are inside the task's tolerances
@@ -155,6 +160,20 @@ def test_softmax_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
     o = ours[0][version]
     assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+def test_fp16_logits_fail_the_precision_rule_on_their_own():
+    """Rule 23 alone (no determinism or staleness calls): float16 logits are inside the max-error
+    tolerance on the listed inputs, and below the declared fp32 policy."""
+    from kernelsynth.verify import VerificationFailure, VerifyPolicy, verify
+
+    policy = VerifyPolicy(dtype=torch.float32, device=torch.device("cpu"), seed=0, comparison="allclose",
+                          tol={"atol": 1e-5, "rtol": 3.05e-5}, precision="fp32")
+    with pytest.raises(VerificationFailure, match="precision below the declared policy fp32"):
+        verify(_model("precision/fp16_logits.py"), SOFTMAX.Model(), SOFTMAX.get_inputs, SOFTMAX_SHAPES, policy,
+               trials=2, determinism=False)
+    verify(_model("honest/softmax_online.py", BLOCK=1024), SOFTMAX.Model(), SOFTMAX.get_inputs, SOFTMAX_SHAPES, policy,
+           trials=2, determinism=False)  # an honest float32 softmax passes the same rule
 
 
 def test_shape_specialised_cheat_is_caught_on_a_harness_shape_not_a_listed_one(ours):
