@@ -28,6 +28,7 @@ import yaml
 
 from . import backends
 from .errors import SpecError
+from .shapes import allowed
 from .paths import SPECS_DIR  # noqa: F401 - re-exported: the built-in task folders
 
 #: Bytes per element of every dtype a spec may name (torch's names).
@@ -116,6 +117,9 @@ class TaskSpec:
     determinism: Optional[Dict[str, float]] = None
     #: Add the harness's fresh ragged shapes and threshold shape (shapes.derived_shapes).
     derived_shapes: bool = True
+    #: per dim, ``{"min": int, "multiple_of": int}`` every shape honours (listed ones are checked,
+    #: derived ones are generated inside them: kernelsynth.shapes.fit)
+    constraints: Dict[str, Dict[str, int]] = field(default_factory=dict)
     #: the user's ``task.tunables`` overrides, normalised to lists (they win over ``interpret``)
     pinned: Dict[str, List[Any]] = field(default_factory=dict)
     #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
@@ -346,7 +350,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     c.keys(doc, "", required=("reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("name", "category", "summary", "comparison", "tolerance", "question", "why", "baselines",
                      "interpret", "reference_ops", "interface", "precision", "precision_policy", "determinism", "tunables",
-                     "launch"))
+                     "launch", "constraints"))
     root = path.parent
     name = c.string(doc, "", "name") if "name" in doc else root.name
     if task_folder and name != root.name:
@@ -368,6 +372,10 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         c.fail("shapes.verify", "a non-empty list of shapes", shapes["verify"])
     verify = [c.shape(s, f"shapes.verify[{i}]", dims) for i, s in enumerate(shapes["verify"])]
     timing = c.shape(shapes["timing"], "shapes.timing", dims) if shapes.get("timing") is not None else None
+    constraints = _constraints(c, doc.get("constraints", {}), dims)
+    for fld, s in [(f"shapes.verify[{i}]", v) for i, v in enumerate(verify)] + [("shapes.timing", timing)]:
+        if s is not None and not allowed(s, constraints):
+            c.fail(fld, f"a shape within the spec's constraints {constraints}", s)
 
     dts = doc["dtypes"]
     if not isinstance(dts, list) or not dts:
@@ -495,6 +503,9 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         if not isinstance(interp["shapes"], list) or not interp["shapes"]:
             c.fail("interpret.shapes", "a non-empty list of shapes", interp["shapes"])
         interp_shapes = [c.shape(s, f"interpret.shapes[{i}]", dims) for i, s in enumerate(interp["shapes"])]
+        for i, s_ in enumerate(interp_shapes):
+            if not allowed(s_, constraints):
+                c.fail(f"interpret.shapes[{i}]", f"a shape within the spec's constraints {constraints}", s_)
     interp_tun = interp.get("tunables") or {}
     if not isinstance(interp_tun, dict) or any(not isinstance(v, list) or not v for v in interp_tun.values()):
         c.fail("interpret.tunables", "a mapping name -> non-empty list of values", interp_tun)
@@ -528,7 +539,21 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root, includes),
         precision_policy={str(k): str(v) for k, v in policies.items()},
         determinism=determinism, derived_shapes=shapes.get("derived", True), pinned=pinned, includes=includes,
+        constraints=constraints,
     )
+
+
+def _constraints(c: "_Checker", doc, dims) -> Dict[str, Dict[str, int]]:
+    """``constraints:``: a mapping dim -> ``{min: int >= 1, multiple_of: int >= 1}`` (either key)."""
+    if not isinstance(doc, dict) or any(d not in dims for d in doc):
+        c.fail("constraints", f"a mapping of dims (of {dims}) -> {{min: int, multiple_of: int}}", doc)
+    out = {}
+    for d, rule in doc.items():
+        if (not isinstance(rule, dict) or not rule or set(rule) - {"min", "multiple_of"}
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in rule.values())):
+            c.fail(f"constraints.{d}", "a mapping with min and/or multiple_of, each a positive int", rule)
+        out[str(d)] = {str(k): int(v) for k, v in rule.items()}
+    return out
 
 
 def _interface(c: _Checker, iface, dims) -> Dict[str, Any]:

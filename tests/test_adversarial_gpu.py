@@ -96,8 +96,10 @@ def test_warm_up_detection_is_rejected(gpu_obs):
     assert naive_time_ms(lambda: cheat(x)) < 0.75 * naive_time_ms(lambda: torch.index_select(x, 1, idx))
     o = gpu_obs["c4"]
     assert o["verdict"] == "rejected", o
+    # caught by the floor, by a timed call's output, or (seen on the H200) first by the
+    # partial-staleness change: its short path reuses the last answer when few elements changed
     assert (o["fault"] == "timing_integrity" and "roofline floor" in _first_line(o)) or \
-        (o["fault"] == "wrong_output" and "timed call" in _first_line(o)), _first_line(o)
+        (o["fault"] == "wrong_output" and re.search("timed call|stale answer", _first_line(o))), _first_line(o)
 
 
 def test_patched_event_timer_is_tampering(gpu_obs):
@@ -207,13 +209,17 @@ def test_kernel_wrong_only_for_large_ragged_m_is_caught_on_the_gpu(gpu_obs):
 
 
 # ---------------------------------------------------------------- output dtype and precision (rules 3, 23)
+# A bfloat16-precision answer on a float32 task fails the precision rule; on the large ragged
+# shapes (rule 12) its error also exceeds the float32 bound first (seen on the H200). Either says
+# it is not float32-precise. The precision rule alone rejecting them is tests/test_precision.py's.
+BELOW_TF32 = r"precision below the declared policy tf32|outside atol=0\.005, rtol=0\.005"
 CONV_GPU_CHEATS = {  # (version, dtype) -> regex of the reason's first line
-    ("g_bf16_cudnn", "float32"): r"precision below the declared policy tf32",
+    ("g_bf16_cudnn", "float32"): BELOW_TF32,
     ("dtype_half", "float32"): r"output dtype torch\.float16, expected torch\.float32",
     ("dtype_float", "bfloat16"): r"output dtype torch\.float32, expected torch\.bfloat16",
-    ("precision_chunks", "float32"): r"precision below the declared policy tf32",
+    ("precision_chunks", "float32"): BELOW_TF32,
     ("precision_chunks", "bfloat16"): r"precision below the declared policy bf16",
-    ("precision_9bit", "float32"): r"precision below the declared policy tf32",
+    ("precision_9bit", "float32"): BELOW_TF32,
 }
 CONV_GPU_HONEST = ["v0", "honest_tf32", "honest_split_k", "honest_prepacked", "honest_v3"]
 

@@ -154,6 +154,36 @@ def test_large_ragged_values_avoid_the_tile_moduli():
             assert all(v % m for v in s.values() if v >= 257 for m in (8, 16, 32, 64, 128))
 
 
+def test_derived_and_large_shapes_honour_the_spec_constraints():
+    """The failing input seen on the H200: conv_relu_maxpool's derived shapes drew H = 1, and
+    MaxPool2d(2) of a 1-row map has no output (the reference itself raised). With the spec's
+    ``constraints: {H: {min: 2}, W: {min: 2}}`` no seed draws it; without them many do."""
+    from kernelsynth.spec import load_spec
+    from kernelsynth.paths import SPECS_DIR
+
+    spec = load_spec(SPECS_DIR / "conv_relu_maxpool" / "spec.yaml")
+    assert spec.constraints == {"H": {"min": 2}, "W": {"min": 2}}
+    high, budget = LARGE_DIM_PLAN["gpu"]
+
+    def too_small(constraints):
+        n = 0
+        for seed in range(50):
+            for listed in (spec.verify_shapes, spec.interpret_shapes):
+                d = derived_shapes(listed, seed, constraints=constraints)
+                d += large_dim_shapes(listed + d, seed, high, budget, constraints=constraints)
+                n += any(s["H"] < 2 or s["W"] < 2 for s in d)
+        return n
+    assert too_small(None) > 10 and too_small(spec.constraints) == 0
+    # a multiple_of dim: every new value a multiple, its large value an odd multiple (ragged past it)
+    rule = {"D": {"multiple_of": 8, "min": 16}}
+    for seed in range(20):
+        listed = [{"B": 3, "D": 16}, {"B": 5, "D": 64}]
+        d = derived_shapes(listed, seed, constraints=rule)
+        big = large_dim_shapes(listed + d, seed, 8192, 2**30, constraints=rule)
+        assert all(s["D"] % 8 == 0 and s["D"] >= 16 for s in d + big)
+        assert any(is_large_ragged(s["D"], multiple_of=8) and s["D"] % 16 for s in d + big), d + big
+
+
 def test_a_dim_that_cannot_fit_the_budget_is_left_out():
     assert large_dim_shapes([{"A": 100, "B": 100}], 0, 512, budget=100 * 200) == []
 

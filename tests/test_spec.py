@@ -130,6 +130,10 @@ def test_determinism_bound_and_default_tolerance(flip2d_copy):
     (lambda d: d.update(determinism={"rtol": 0}), "determinism.atol", "required"),
     (lambda d: d.update(determinism="loose"), "determinism", "a mapping"),
     (lambda d: d["shapes"].update(derived="yes"), "shapes.derived", "true or false"),
+    (lambda d: d.update(constraints={"K": {"min": 2}}), "constraints", "a mapping of dims"),
+    (lambda d: d.update(constraints={"N": {"min": 0}}), "constraints.N", "positive int"),
+    (lambda d: d.update(constraints={"N": {"at_least": 2}}), "constraints.N", "min and/or multiple_of"),
+    (lambda d: d.update(constraints={"N": {"multiple_of": 8}}), "shapes.verify[0]", "within the spec's constraints"),
     (lambda d: d.update(comparison="allclose", category="data_movement"), "tolerance.float32", "kernelsynth/tolerance.py"),
 ])
 def test_bad_determinism_and_shapes_fields(flip2d_copy, mutate, field, expected):

@@ -82,10 +82,10 @@ class Exploration:
         where workers cache compiled kernels (not part of the key)."""
         timed = not hw.interpret and spec.timing_shape is not None
         listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
-        derived = derived_shapes(listed, self.seed) if spec.derived_shapes else []
+        derived = derived_shapes(listed, self.seed, constraints=spec.constraints) if spec.derived_shapes else []
         if spec.derived_shapes:  # every dim large and ragged in some shape (VERIFICATION.md rule 12)
             high, budget = LARGE_DIM_PLAN["interpret" if hw.interpret else "gpu"]
-            derived += large_dim_shapes(listed + derived, self.seed, high, budget)
+            derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints)
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:
