@@ -7,6 +7,10 @@
 #   bash bench/h200_session.sh tests flip2d        # flip2d with the sandbox off and on (bench/sandbox_cost.sh),
 #                                                # both compared with BENCHMARKS.md (bench/compare_benchmarks.py)
 #   bash bench/h200_session.sh conv              # the same for conv_relu_maxpool
+#   bash bench/h200_session.sh probe             # device nodes, cgroups, uid: what the sandbox can use
+#   bash bench/h200_session.sh profile           # bench/verify_profile.py: where verify_s goes (flip2d v1, conv v3)
+#   bash bench/h200_session.sh run-flip2d run-conv  # one plain sandboxed run each: verdicts, precision
+#                                                # columns (bench/precision_report.py) and protocol cost
 # Logs go to $OUT (few files: at most 8 come back from the device).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -40,6 +44,26 @@ for part in "$@"; do
         python3 bench/protocol_cost.py /tmp/sc_$part/$task-$mode 2>&1 | tail -3 >> "$S"
       done
       tail -40 /tmp/sc_$part/$task-on.log > "$OUT/${part}_on_tail.log" 2>/dev/null ;;
+    probe)
+      { id; ls -l /dev/nvidia*; stat -fc '%T' /sys/fs/cgroup; cat /proc/self/cgroup; ls /sys/fs/cgroup | head -30
+        cat /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control 2>&1
+        mkdir /sys/fs/cgroup/ks-probe 2>&1 && echo "cgroup mkdir ok" && cat /sys/fs/cgroup/ks-probe/pids.max 2>&1
+        rmdir /sys/fs/cgroup/ks-probe 2>&1; } > "$OUT/probe.txt" 2>&1
+      echo "== probe" >> "$S"; cat "$OUT/probe.txt" >> "$S" ;;
+    profile)
+      for args in "flip2d v1 float32" "conv_relu_maxpool v3 bfloat16" "conv_relu_maxpool v2 float32"; do
+        python3 bench/verify_profile.py $args --gpu 2>&1 | head -45
+      done > "$OUT/profile.txt" 2>&1
+      echo "== profile: $(( $(date +%s) - t0 )) s" >> "$S"; grep -E "^(flip2d|conv)|verdict=" "$OUT/profile.txt" >> "$S" ;;
+    run-flip2d|run-conv)
+      bwrap_ready
+      task=$([ "$part" = run-conv ] && echo conv_relu_maxpool || echo flip2d)
+      python3 -m kernelsynth task=$task hw=h200 exploration.progress=false hydra.run.dir=/tmp/r_$task > "$OUT/$part.log" 2>&1
+      echo "== $part: exit $? in $(( $(date +%s) - t0 )) s" >> "$S"; grep -m1 "sandbox:" "$OUT/$part.log" >> "$S"
+      python3 bench/precision_report.py /tmp/r_$task > "$OUT/${part}_precision.txt" 2>&1
+      python3 bench/protocol_cost.py /tmp/r_$task 2>&1 | tail -3 >> "$S"
+      python3 bench/compare_benchmarks.py /tmp/r_$task $task 2>&1 | tail -12 >> "$S"
+      grep -c accepted "$OUT/${part}_precision.txt" >> "$S" ;;
   esac
 done
 cat "$S"

@@ -312,9 +312,14 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
         init = init_inputs(ref_mod, shape)
         group, si, _ = parse_audit_key(key)
         seed, perturb = build_seed(p.seed, group, si, t)  # as the candidate's worker builds them
-        model = _reference(ref_mod, init, device, dtype, seed, perturb)
-        inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special)
-        ref = run_reference(model, inputs, p.comparison, dtype)
+        try:
+            model = _reference(ref_mod, init, device, dtype, seed, perturb)
+            inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special)
+            ref = run_reference(model, inputs, p.comparison, dtype)
+        except Exception as e:  # the task's own reference: name the shape (a derived one may break a rule)
+            raise RuntimeError(f"on shape {shape_label(shape)} ({group} shapes): {type(e).__name__}: {e} -- if "
+                               "the task cannot take this shape, state the rule in the spec's constraints: "
+                               "(e.g. {H: {min: 2}})") from e
         refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p.comparison)}
         if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
             terms = honest.terms(model, inputs, ref)

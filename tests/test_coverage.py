@@ -196,3 +196,24 @@ def test_kernel_census_says_nothing_without_device_activity():
     x = torch.randn(5)
     out, foreign = kernel_census(torch.relu, [x], CPU, lambda name: False)
     assert torch.equal(out, torch.relu(x)) and foreign is None
+
+
+def test_a_reference_failing_on_a_derived_shape_names_the_shape_and_the_constraints_field(tmp_path):
+    """The H200 failure had no shape in its message ("the reference failed on the audited shapes
+    ...: Output size is too small"). Now the oracle names the shape and the spec field to fix."""
+    import dataclasses
+
+    from kernelsynth.hardware import Hardware
+    from kernelsynth.jobs import oracle
+    from kernelsynth.paths import SPECS_DIR
+    from kernelsynth.spec import load_spec
+    from kernelsynth.stages.exploration import Exploration
+
+    spec = load_spec(SPECS_DIR / "conv_relu_maxpool" / "spec.yaml")
+    hw = Hardware(target="cpu", device_name="cpu", interpret=True)
+    job = next(j for j in Exploration(trials=1).plan(spec, hw, cache_dir=tmp_path) if j.row["role"] == "candidate")
+    bad = dict(spec.interpret_shapes[0], H=1)  # MaxPool2d(2) of one row: no output
+    req = dataclasses.replace(job.request, derived_shapes=[bad])
+    with pytest.raises(RuntimeError, match=r"on shape 1x3x8x1x7 \(derived shapes\).*Output size is too small"
+                                           r".*constraints"):
+        oracle(req)
