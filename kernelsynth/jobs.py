@@ -31,7 +31,8 @@ from .loading import import_file
 from .verify.precision import HonestReferences, sq_error_sum
 from .verify import (PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
-                     kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint, run_reference,
+                     kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint,
+                     recheck_after_settling, run_reference,
                      shape_label, thread_ids, trial_inputs, trial_seed, verify)
 
 
@@ -232,29 +233,34 @@ def evaluate(p: JobRequest) -> EvaluateResult:
 
     started = time.perf_counter()
     try:
+        # one settle re-check of every group's retained outputs, before timing (VERIFICATION.md rule 15)
         rep = verify(model, ref_model, ref_mod.get_inputs, list(p.verify_shapes), policy, trials=p.trials,
-                     special_values=p.comparison == "exact", models_for=models_for, group="listed")
+                     special_values=p.comparison == "exact", models_for=models_for, group="listed", settle=False)
         out.trials, out.max_abs_err, out.max_rel_err = rep.trials, rep.max_abs_err, rep.max_rel_err
         reports = [rep]
         if p.derived_shapes:  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
             extra = verify(model, ref_model, ref_mod.get_inputs, p.derived_shapes, policy, trials=1,
-                           determinism=False, models_for=models_for, group="derived")
+                           determinism=False, models_for=models_for, group="derived", settle=False)
             out.trials += extra.trials
             out.max_abs_err = max(out.max_abs_err, extra.max_abs_err)
             out.max_rel_err = max(out.max_rel_err, extra.max_rel_err)
             reports.append(extra)
         if p.timing_shape and p.time:
             big = verify(model, ref_model, ref_mod.get_inputs, [p.timing_shape], policy,
-                         trials=p.timing_shape_trials, determinism=False, models_for=models_for, group="timing")
+                         trials=p.timing_shape_trials, determinism=False, models_for=models_for, group="timing",
+                         settle=False)
             out.trials += big.trials
             out.max_abs_err = max(out.max_abs_err, big.max_abs_err)
             out.max_rel_err = max(out.max_rel_err, big.max_rel_err)
             reports.append(big)
+            _settle(reports, policy)
             out.verify_s = time.perf_counter() - started
             started = time.perf_counter()
             is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
             out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own, big.out_dtype))
             out.timing_s = time.perf_counter() - started
+        else:
+            _settle(reports, policy)
         out.update(_precision_columns(reports))
     except VerificationFailure as e:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
@@ -280,6 +286,14 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         del model
         torch.cuda.empty_cache()  # give this job's memory back before the next candidate
     return out
+
+
+def _settle(reports, policy: VerifyPolicy) -> None:
+    """One :func:`~kernelsynth.verify.protocol.recheck_after_settling` of the outputs every
+    report retained (listed, derived and timing-shape groups: one pause per job, not per group)."""
+    retained = [r for rep in reports for r in rep.retained]
+    threads = policy.threads_before if policy.check_threads else None
+    recheck_after_settling(retained, policy.comparison, policy.tol, policy.device, threads, policy.settle_s)
 
 
 def _precision_columns(reports) -> Dict[str, Any]:

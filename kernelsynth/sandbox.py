@@ -224,26 +224,33 @@ class Sandbox:
                 raise UserError(f"exploration.sandbox.mode=on but the sandbox cannot start: {self.problem}")
         self.active = self.problem is None
         self.private_files = _private_files(self.readable, skip=[*self.hidden, *self.private])
-        self.drop_uid = os.geteuid() == 0 and self._devices_allow_other_uids() and not self.private_files
+        self.private_device = self._device_only_for_root()
+        self.drop_uid = os.geteuid() == 0 and self.private_device is None and not self.private_files
         self.version = _bwrap_version(self.bwrap) if self.active else None
 
-    def _devices_allow_other_uids(self) -> bool:
-        """True when every GPU device node to bind is usable by another uid (mode o+rw, or g+rw:
-        the worker keeps that group)."""
+    def _device_only_for_root(self) -> Optional[str]:
+        """The first GPU device node CUDA opens that another uid cannot use (neither o+rw, nor g+rw:
+        the worker keeps that group), or None when every one is usable. The MIG capability nodes under /dev/nvidia-caps are bound
+        but not required: root-only ones (mode 0400, seen on the H200) only matter on a MIG
+        partition, which workers do not configure; requiring them kept every worker at uid 0."""
         if not self.gpu:
-            return True
+            return None
         for n in gpu_device_nodes():
+            if n.startswith("/dev/nvidia-caps/"):
+                continue
             m = os.stat(n).st_mode
             if not (m & 0o006 == 0o006 or m & 0o060 == 0o060):
-                return False
-        return True
+                return n
+        return None
 
     @property
     def status(self) -> str:
         if self.active:
             uid = "a uid of its own per worker" if self.drop_uid else (
                 "uid 0 without capabilities: RLIMIT_NPROC is not enforced for root" + (
-                    f"; kept because {self.private_files[0]} is not readable by other users" if self.private_files else ""))
+                    f"; kept because {self.private_files[0]} is not readable by other users" if self.private_files else
+                    f"; kept because the device node {self.private_device} is usable by root only"
+                    if self.private_device and os.geteuid() == 0 else ""))
             return (f"sandbox: {self.version} (no network, PID namespace, read-only filesystem, run directory and "
                     f"home hidden, private /tmp, {uid})")
         return (f"sandbox: NONE ({self.problem}): candidates run with this user's files and network "

@@ -388,3 +388,23 @@ def test_a_candidate_file_private_to_the_user_keeps_the_worker_at_uid_0(tmp_path
     os.chmod(run / ".observation-key", 0o600)
     os.chmod(folder / "a.py", 0o644)
     assert Sandbox(SandboxSettings(), readable=[str(folder)], hidden=[str(run)]).drop_uid is True
+
+
+def test_root_only_mig_capability_nodes_do_not_keep_gpu_workers_at_uid_0(tmp_path, monkeypatch):
+    """Seen on the H200: /dev/nvidia0, nvidiactl and nvidia-uvm are 0666 but
+    /dev/nvidia-caps/nvidia-cap1 is 0400, and requiring every node kept workers at uid 0
+    (RLIMIT_NPROC not enforced). The capability nodes are bound but not required; a root-only
+    node CUDA does open still keeps uid 0, and the status line names it."""
+    import kernelsynth.sandbox as sb
+
+    _sandbox_or_skip()
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop applies to root runs only")
+    shared = tmp_path / "nvidia0"
+    shared.write_text("")
+    os.chmod(shared, 0o666)
+    monkeypatch.setattr(sb, "gpu_device_nodes", lambda: [str(shared), "/dev/nvidia-caps/nvidia-cap1"])
+    assert Sandbox(SandboxSettings(), gpu=True).drop_uid is True
+    os.chmod(shared, 0o600)
+    box = Sandbox(SandboxSettings(), gpu=True)
+    assert box.drop_uid is False and f"the device node {shared} is usable by root only" in box.status

@@ -166,12 +166,13 @@ def sq_error_sum(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor) ->
     o, r, s = out.detach().to(dev, torch.float64), ref64.detach().double(), scale.detach().to(dev, torch.float64)
     if o.shape != r.shape or s.shape != r.shape or r.numel() == 0:
         return 0.0, 0
-    smax = float(s[torch.isfinite(s)].max()) if bool(torch.isfinite(s).any()) else 0.0
-    keep = torch.isfinite(r) & torch.isfinite(o) & torch.isfinite(s) & (s > smax * 2.0 ** -30) & (s > 0)
-    if not bool(keep.any()):
-        return 0.0, 0
-    e = ((o - r)[keep] / s[keep])
-    return float((e * e).sum()), int(keep.sum())
+    finite_s = torch.isfinite(s)
+    smax = torch.where(finite_s, s, torch.zeros((), dtype=s.dtype, device=dev)).amax()
+    keep = torch.isfinite(r) & torch.isfinite(o) & finite_s & (s > smax * 2.0 ** -30) & (s > 0)
+    e = torch.where(keep, (o - r) / torch.where(keep, s, torch.ones((), dtype=s.dtype, device=dev)),
+                    torch.zeros((), dtype=s.dtype, device=dev))
+    total, count = torch.stack([(e * e).sum(), keep.sum().to(s.dtype)]).tolist()  # one device sync
+    return float(total), int(count)
 
 
 @dataclass

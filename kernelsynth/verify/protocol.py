@@ -69,12 +69,14 @@ class VerificationReport:
     max_rel_err: float = 0.0
     out_dtype: Optional[torch.dtype] = None
     precision: Dict[str, Optional[float]] = field(default_factory=dict)
+    #: ``(where, output, reference, dtype)`` of each shape's last trial (:func:`recheck_after_settling`)
+    retained: List[tuple] = field(default_factory=list)
 
 
 def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
            shapes: Sequence[Dict[str, int]], policy: VerifyPolicy, *, trials: int, determinism: bool = True,
            special_values: bool = False, models_for: Optional[Callable] = None,
-           group: str = "listed") -> VerificationReport:
+           group: str = "listed", settle: bool = True) -> VerificationReport:
     """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
     with the shape and trial named; returns the report when everything passed.
 
@@ -85,7 +87,9 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     ``models_for(shape, group, si, t) -> (candidate, ref_model)``: the models of trial ``t`` of
     shape number ``si`` (parameters are inputs: the worker builds both from a fresh seed per trial,
     VERIFICATION.md rule 21); replaces ``candidate`` and ``ref_model`` when given.
-    ``group``: the first part of the audit keys (``listed``, ``derived``, ``timing``)."""
+    ``group``: the first part of the audit keys (``listed``, ``derived``, ``timing``).
+    ``settle``: end with :func:`recheck_after_settling` of the retained outputs; a caller that
+    runs several groups may pass False and recheck every group's ``report.retained`` once."""
     report = VerificationReport()
     threads_before = None
     if policy.check_threads:
@@ -132,7 +136,9 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
     report.precision = meter.check(f"{group} shapes {', '.join(report.shapes)} ({report.trials} trials)")
-    recheck_after_settling(retained, comparison, tol, device, threads_before, policy.settle_s)
+    report.retained = retained
+    if settle:
+        recheck_after_settling(retained, comparison, tol, device, threads_before, policy.settle_s)
     return report
 
 
