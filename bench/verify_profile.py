@@ -30,7 +30,8 @@ def main(argv):
 
     spec = load_spec(SPECS_DIR / task / "spec.yaml")
     dtype = args[2] if len(args) > 2 else spec.dtypes[0]
-    hw = Hardware(target="h200" if gpu else "cpu", device_name="gpu" if gpu else "cpu", interpret=not gpu)
+    hw = Hardware(target="h200" if gpu else "cpu", device_name="gpu" if gpu else "cpu", interpret=not gpu,
+                  arch="sm_90" if gpu else None)
     jobs = Exploration().plan(spec, hw, cache_dir=Path(tempfile.mkdtemp(prefix="vp-cache-")))
     job = next(j for j in jobs if j.row["version"] == version and j.request.dtype == dtype)
     print(f"{task} {version} {dtype} config={job.row['config']} derived={job.request.derived_shapes}")
