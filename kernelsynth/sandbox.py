@@ -351,13 +351,17 @@ def _under(path: str, folder: str) -> bool:
 # ---------------------------------------------------------------------------------- in the worker
 def enter_worker(limits: Dict[str, Any]) -> None:
     """Apply ``limits`` (from :meth:`Sandbox.limits`) to this worker process, before any job:
-    drop to the worker's own uid (capabilities go with it), create HOME, and set RLIMIT_NPROC,
+    drop to the worker's own uid (capabilities go with it; USER and LOGNAME name it, since it has
+    no passwd entry), create HOME, and set RLIMIT_NPROC,
     RLIMIT_NOFILE, RLIMIT_FSIZE and RLIMIT_CPU (soft per job, see :func:`start_job`)."""
     if limits.get("uid") is not None:
         uid = int(limits["uid"])
         os.setgroups([int(g) for g in limits.get("groups") or []])
         os.setgid(uid)
         os.setuid(uid)
+        # no passwd entry for this uid: getpass.getuser() (torch._inductor's default cache folder,
+        # imported with torch._dynamo) reads these first and would raise KeyError otherwise (H200)
+        os.environ["USER"] = os.environ["LOGNAME"] = f"kernelsynth-worker-{uid}"
     for d in (os.environ.get("HOME"), os.environ.get("TMPDIR")):
         if d:
             os.makedirs(d, exist_ok=True)

@@ -408,3 +408,24 @@ def test_root_only_mig_capability_nodes_do_not_keep_gpu_workers_at_uid_0(tmp_pat
     os.chmod(shared, 0o600)
     box = Sandbox(SandboxSettings(), gpu=True)
     assert box.drop_uid is False and f"the device node {shared} is usable by root only" in box.status
+
+
+def test_a_worker_under_its_own_uid_has_a_user_name(tmp_path):
+    """Seen on the H200 (torch 2.11): after the uid drop, importing torch._dynamo called
+    getpass.getuser() for Inductor's cache folder, and a uid without a passwd entry raised
+    KeyError, so every GPU worker died at start. The worker now names its user."""
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop applies to root runs only")
+    code = ("from kernelsynth.sandbox import enter_worker; import getpass, os; "
+            "enter_worker({'uid': 345678, 'groups': [], 'nofile': 256, 'fsize': 1 << 20, 'cpu_s': 60, "
+            "'cpu_s_worker': 60, 'nproc': 64, 'sandboxed': False}); print(os.getuid(), getpass.getuser())")
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix="ks-uid-home-", dir="/tmp")
+    os.chmod(home, 0o777)  # the dropped uid creates HOME's contents
+    env = {k: v for k, v in os.environ.items() if k not in ("USER", "LOGNAME", "LNAME", "USERNAME", "TMPDIR")}
+    env["HOME"], env["PYTHONPATH"] = home, str(Path(__file__).resolve().parents[1])
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/", timeout=60)
+    shutil.rmtree(home, ignore_errors=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["345678", "kernelsynth-worker-345678"]
