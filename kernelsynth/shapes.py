@@ -105,12 +105,15 @@ def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, bud
     """Shapes that make every dim large and ragged somewhere (references/VERIFICATION.md, rule 12).
 
     For each dim (in the order of the shapes' keys) that no shape of ``shapes`` already gives a
-    value :func:`is_large_ragged`, one shape with that dim at a value drawn from the run ``seed``
-    (log-uniform in ``[low, high]``, made odd, so no modulus of :data:`RAGGED_MODULI` divides it)
-    and every other dim at its smallest value in ``shapes``; the value is lowered so that the
-    product of the dims stays within ``budget`` (elements: a memory and work bound per hardware
-    target), and the dim is left out when even ``low`` does not fit. Planned per dim, so a dim
-    that only ever appears small (a channel count, a batch) gets its own large shape.
+    value :func:`is_large_ragged`, a value drawn from the run ``seed`` (log-uniform in
+    ``[low, high]``, made odd, so no modulus of :data:`RAGGED_MODULI` divides it). It joins the
+    previous large shape when the product of that shape's dims stays within ``budget`` (elements:
+    a memory and work bound per hardware target); otherwise it starts a new shape with every
+    other dim at its smallest value in ``shapes``, lowered so that the product stays within
+    ``budget``, and the dim is left out when even ``low`` does not fit. Planned per dim, so a dim
+    that only ever appears small (a channel count, a batch) gets a large value; packed, so a task
+    of five dims needs two or three new shapes rather than five (each new shape is a new
+    specialisation a JIT-compiled candidate compiles inside the protocol's time).
 
     ``shapes``: dicts of named positive dims, all with the same names (the listed shapes and any
     derived ones already planned). ``constraints``: per dim a ``min`` and a ``multiple_of``
@@ -127,6 +130,14 @@ def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, bud
         mult = int((constraints or {}).get(n, {}).get("multiple_of", 1))
         if any(is_large_ragged(s[n], low, mult) for s in list(shapes) + out):
             continue
+        if out:  # packed into the previous large shape when the drawn value still fits the budget
+            last = out[-1]
+            packed = value // mult
+            packed = (packed - (1 - packed % 2)) * mult
+            rest = math.prod(v for m, v in last.items() if m != n)
+            if packed >= low and packed * rest <= budget and fit(n, packed, constraints) == packed:
+                last[n] = packed
+                continue
         rest = math.prod(v for m, v in smallest.items() if m != n)
         value = min(value, budget // max(1, rest)) // mult
         value -= 1 - value % 2  # odd (in units of multiple_of): a multiple of no larger power of 2
@@ -136,4 +147,4 @@ def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, bud
         shape = dict(smallest, **{n: value})
         if shape not in shapes and shape not in out:
             out.append(shape)
-    return out
+    return [s for i, s in enumerate(out) if s not in shapes and s not in out[:i]]
