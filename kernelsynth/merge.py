@@ -99,7 +99,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         if len(paths) == 1 and jobs and all(j.parent == paths[0] for j in jobs):
             out = paths[0]
         else:
-            raise UserError("merge: more than one sweep or a run directory given; say where with --out DIR")
+            raise UserError("more than one sweep or a run directory given; say where with --out DIR")
     out = Path(out)
     result = MergeResult(out=out, dataset_dir=out / "dataset", jobs=jobs)
     groups: Dict[tuple, Dict[str, Any]] = {}
@@ -135,7 +135,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
             g["obs"].setdefault(o["key"], o)
     if not groups:
         names = "; ".join(f"{d}: {why}" for d, why in result.failed.items())
-        raise UserError(f"merge: no finished job to merge ({names})")
+        raise UserError(f"no finished job to merge ({names})")
     parts, all_obs, all_traj = [], [], []
     for (task, target), g in sorted(groups.items()):
         cfg = g["cfg"]

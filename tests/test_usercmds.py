@@ -419,3 +419,19 @@ def test_run_outputs_are_readable_by_the_group(run):
     assert len(files) > 5
     assert [p for p in files if p.stat().st_mode & 0o040 == 0] == []
     assert (run.run_dir / KEY_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def test_the_sweep_callback_names_a_merge_failure_once(tmp_path, capsys):
+    """Found by a fresh-clone user: an empty sweep printed `kernelsynth: merge: merge: no finished job`."""
+    from omegaconf import OmegaConf
+
+    from kernelsynth.merge import MergeCallback
+
+    (tmp_path / "0" / ".hydra").mkdir(parents=True)  # a job that never finished
+    (tmp_path / "0" / ".hydra" / "config.yaml").write_text("task: {}\n")
+    cfg = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}})
+    with pytest.raises(SystemExit) as e:
+        MergeCallback().on_multirun_end(cfg)
+    assert e.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kernelsynth: merge: no finished job to merge") and "merge: merge:" not in err, err
