@@ -64,6 +64,9 @@ class JobResult:
     #: the job asked for a fresh process after it (its result's ``recycle_worker``): it left
     #: threads, hooks or compile pools behind that would be blamed on the next job
     recycle: bool = False
+    #: what the worker staged for the shared compile cache during the job, and its cache
+    #: counters (:func:`kernelsynth.cache.collect_staged`); taken out by the pool
+    staged: Optional[Dict[str, Any]] = None
 
     @property
     def ok(self) -> bool:
@@ -135,6 +138,7 @@ def _worker_entry(fd: int, limits_json: str) -> None:
 def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[str, Any]] = None) -> None:
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
+    from .cache import collect_staged
     from .sandbox import leftover_processes, refuse_foreign_signals, start_job
 
     refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
@@ -168,6 +172,10 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
                 result = JobResult(Fault.SANDBOX, error=f"the candidate left {len(left)} process(es) running after its "
                                    f"job ({', '.join(left[:5])}); they were killed with its worker",
                                    seconds=result.seconds, recycle=True)
+        try:
+            result.staged = collect_staged()  # new compile outputs, for the parent to validate
+        except Exception as exc:  # noqa: BLE001 - the cache is an optimisation; the result still goes
+            result.staged = {"refused": [("staging", f"could not be read: {exc}"[:300])]}
         try:
             try:
                 conn.send(result)
@@ -260,6 +268,8 @@ class _Worker:
             child.close()
         self.proc = _Process(popen, sandbox.active, scratch)
         self.job: Optional[Tuple[int, float]] = None  # (job index, start time)
+        #: why this worker's staged compile outputs are not promoted (None: they are)
+        self.taint: Optional[str] = None
 
     def kill(self):
         if self.proc.is_alive():
@@ -276,12 +286,21 @@ class WorkerPool:
     launched (default: :class:`~kernelsynth.sandbox.Sandbox` with its default settings, i.e.
     bubblewrap when it works here). Use as a context manager; :meth:`map` yields
     ``(index, JobResult)`` as jobs complete, in completion order.
+
+    ``cache``: the run's shared compile cache (:class:`kernelsynth.cache.CompileCache`): its
+    settings join every worker's environment, and what a job staged is handed to it with the
+    job's result -- to be validated and promoted, or discarded when the worker is tainted: it ran
+    an external candidate (``role == "external"``), or a job on it ended ``tampering`` or
+    ``sandbox``, or failed the parent's ``recycle`` check (the independent check).
     """
 
     def __init__(self, n: int = 1, env: Optional[Dict[str, str]] = None, timeout_s: float = 600.0,
-                 sandbox: Optional[Sandbox] = None):
+                 sandbox: Optional[Sandbox] = None, cache: Optional[Any] = None):
         self.n, self.env, self.timeout_s = max(1, int(n)), dict(env or {}), float(timeout_s)
         self.sandbox = sandbox if sandbox is not None else Sandbox()
+        self.cache = cache
+        if cache is not None:
+            self.env |= cache.worker_env()
         self._workers: List[_Worker] = []
         self._spare: Optional[_Worker] = None  # started ahead, so replacing a worker costs no import time
 
@@ -319,6 +338,7 @@ class WorkerPool:
         if not self._workers:
             self.__enter__()
         todo = list(enumerate(payloads))[::-1]
+        payloads_by_idx = dict(todo)
         busy: Dict[Connection, _Worker] = {}
         idle = list(self._workers)
         while todo or busy:
@@ -331,6 +351,9 @@ class WorkerPool:
                     w = self._replace(w)
                     w.conn.send((name, payload))
                 w.job = (idx, time.monotonic())
+                cand = getattr(payload, "candidate", None)
+                if name == "evaluate" and getattr(cand, "role", None) == "external" and w.taint is None:
+                    w.taint = f"ran the external candidate {getattr(cand, 'name', '?')}"
                 busy[w.conn] = w
                 if on_start:
                     on_start(idx)
@@ -355,6 +378,7 @@ class WorkerPool:
                     result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job",
                                        seconds=time.monotonic() - start)
                 parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
+                self._take_staged(w, payloads_by_idx.get(idx), result, parent_says)
                 if result.fault in RESTART_FAULTS or result.recycle or parent_says:
                     w = self._replace(w)
                 idle.append(w)
@@ -367,6 +391,21 @@ class WorkerPool:
                     idle.append(self._replace(w))
                     yield idx, JobResult(Fault.TIMEOUT, error=f"no result within {self.timeout_s:.0f} s; worker killed",
                                          seconds=now - start)
+
+    def _take_staged(self, w: _Worker, payload: Any, result: JobResult, parent_says: bool) -> None:
+        """Hand what ``result``'s job staged to the cache (see class docstring), then drop it."""
+        staged, result.staged = getattr(result, "staged", None), None
+        if self.cache is None:
+            return
+        if w.taint is None and (result.fault in (Fault.TAMPERING, Fault.SANDBOX) or parent_says):
+            w.taint = ("failed the parent's check of its result" if parent_says and result.fault is Fault.OK
+                       else f"ran a job that ended {result.fault.value}")
+        cand = getattr(payload, "candidate", None)
+        job = " ".join(str(x) for x in (getattr(cand, "role", None), getattr(cand, "name", None),
+                                        getattr(payload, "dtype", None)) if x) or "job"
+        if cand is not None and getattr(cand, "config", None):
+            job += " " + json.dumps(cand.config, sort_keys=True)
+        self.cache.receive(staged, job, w.taint)
 
     def _replace(self, w: _Worker) -> _Worker:
         """Kill ``w`` and put a fresh worker in its place: the spare started at the previous

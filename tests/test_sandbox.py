@@ -31,6 +31,8 @@ ATTACKS = ROOT / "tests" / "adversarial" / "sandbox"
 REFERENCE = ROOT / "specs" / "flip2d" / "reference.py"
 PLANTED = "hf_plantedTOKENkernelsynth0123456789"
 MARK = "kernelsynth-adversarial-outlive"
+#: attacks run as external candidates only (tests/test_cache.py), not in the spec-candidate run below
+EXTERNAL_ONLY = {"poison_cache"}
 RUN = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "exploration.workers=2",
        "exploration.fresh_worker=always", "exploration.screen_sources=false", "exploration.sandbox.mode=on",
        "exploration.sandbox.nproc=128", "exploration.sandbox.fsize_mb=8", "exploration.sandbox.tmp_mb=96",
@@ -114,7 +116,7 @@ def attacked(tmp_path_factory):
     saved = dict(os.environ)
     os.environ.update(HF_TOKEN=PLANTED, HF_HOME=str(planted), AWS_SECRET_ACCESS_KEY=PLANTED,
                       GITHUB_TOKEN=PLANTED, TRITON_SECRET_KEY=PLANTED)
-    versions = [p.stem for p in sorted(ATTACKS.glob("*.py"))]
+    versions = [p.stem for p in sorted(ATTACKS.glob("*.py")) if p.stem not in EXTERNAL_ONLY]
     for v in versions:
         src = (ATTACKS / f"{v}.py").read_text()
         src = src.replace("PORT = 0 ", f"PORT = {listener.port} ").replace(
