@@ -81,7 +81,7 @@ class StagedCacheManager(FileCacheManager):
             if not isinstance(children, dict):
                 continue
             result = {c: os.path.join(d, os.path.basename(str(p))) for c, p in children.items()}
-            if all(os.path.isfile(p) for p in result.values()):
+            if all(os.path.isfile(p) and os.access(p, os.R_OK) for p in result.values()):
                 self._count(path)
                 return result
         self._count(None)
