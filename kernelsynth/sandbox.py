@@ -249,8 +249,9 @@ class Sandbox:
             uid = "a uid of its own per worker" if self.drop_uid else (
                 "uid 0 without capabilities: RLIMIT_NPROC is not enforced for root" + (
                     f"; kept because {self.private_files[0]} is not readable by other users" if self.private_files else ""))
+            cache = ", compile cache read-only" if self.cache else ""
             return (f"sandbox: {self.version} (no network, PID namespace, read-only filesystem, run directory and "
-                    f"home hidden, private /tmp, {uid})")
+                    f"home hidden, private /tmp{cache}, {uid})")
         return (f"sandbox: NONE ({self.problem}): candidates run with this user's files and network "
                 "(environment scrubbed, resource limits set); see references/SECURITY.md")
 
