@@ -163,8 +163,7 @@ class CompileCache:
 
     def __init__(self, root: Path, sandboxed: bool):
         self.root, self.sandboxed = Path(root), bool(sandboxed)
-        for sub in ("cuda", "triton"):
-            d = self.root / sub
+        for d in (self.root, self.root / "cuda", self.root / "triton"):
             d.mkdir(parents=True, exist_ok=True)
             if self.sandboxed:
                 try:
@@ -277,6 +276,7 @@ class CompileCache:
         dest = self.root / "triton" / folder
         groups = [n for n in files if n.startswith("__grp__")]
         rewritten: Dict[str, bytes] = {}
+        listed: set = set()
         try:
             if groups:
                 for g in groups:
@@ -294,6 +294,10 @@ class CompileCache:
                     if triton_folder_name(meta["hash"]) != folder:
                         raise ValueError(f"its metadata's hash {meta['hash'][:16]}... is not its folder name")
                     rewritten[g] = json.dumps({"child_paths": {k: str(dest / v) for k, v in names.items()}}).encode()
+                    listed.update(names.values())
+                stray = sorted(set(files) - listed - set(groups))
+                if stray:
+                    raise ValueError(f"files no group file lists: {', '.join(stray[:5])}")
             else:
                 for n, data in files.items():
                     if n.endswith(".autotune.json"):

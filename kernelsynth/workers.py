@@ -4,12 +4,15 @@
 parent's state never leaks in), each inside the sandbox of :mod:`kernelsynth.sandbox` when it
 works here (bubblewrap: no network, PID namespace, read-only filesystem, scrubbed environment,
 resource limits), and runs jobs -- functions of :mod:`kernelsynth.jobs` called by name -- on
-them over a socket pair (``multiprocessing.connection.Connection``, pickled messages). Whatever
-a job does, the parent gets a :class:`JobResult`:
+them over a socket pair (``multiprocessing.connection.Connection``, pickled messages; the parent
+unpickles a worker's message with only :data:`RESULT_CLASSES` resolvable, :func:`load_message`:
+the worker runs untrusted code, and a plain ``pickle.loads`` would run any callable it names in
+the parent). Whatever a job does, the parent gets a :class:`JobResult`:
 
 * ``ok``: the function returned;
 * a fault class (:class:`kernelsynth.contract.Fault`) when it did not: ``compile_error``, ``exception``, ``tampering`` (the candidate
-  replaced a function of torch, triton or the harness), ``cuda_error`` (an illegal
+  replaced a function of torch, triton or the harness, or the worker's message named a class
+  outside :data:`RESULT_CLASSES`), ``cuda_error`` (an illegal
   memory access or other sticky CUDA error), ``oom``, ``exit_called`` (sys.exit), ``crashed``
   (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit),
   ``sandbox`` (the containment denied something or a limit was reached: a write to a read-only
@@ -26,9 +29,11 @@ next candidate's thread check would blame them on it). See references/EXPLORATIO
 from __future__ import annotations
 
 import errno
+import io
 import json
 import multiprocessing as mp
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -189,17 +194,53 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
             return
 
 
+#: What a worker's message may contain besides plain data (the only classes the parent's
+#: unpickler resolves): a pickle naming any other callable (``os.system``, ``builtins.eval``, a
+#: torch rebuild function) would run it in the parent, outside the sandbox.
+RESULT_CLASSES = {("kernelsynth.workers", "JobResult"), ("kernelsynth.contract", "Fault"),
+                  ("kernelsynth.contract", "EvaluateResult"), ("builtins", "set"), ("builtins", "frozenset"),
+                  ("builtins", "complex"), ("builtins", "bytearray"), ("collections", "OrderedDict"),
+                  ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+
+
+class ForgedMessage(Exception):
+    """A worker's message that names a class outside :data:`RESULT_CLASSES` (or does not unpickle)."""
+
+
+class _ResultUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) not in RESULT_CLASSES:
+            raise ForgedMessage(f"the worker's message names {module}.{name}, which the parent does not unpickle")
+        return super().find_class(module, name)
+
+
+def load_message(data: bytes) -> Any:
+    """Unpickle a worker's message with only :data:`RESULT_CLASSES` resolvable; raises ForgedMessage."""
+    try:
+        return _ResultUnpickler(io.BytesIO(data)).load()
+    except ForgedMessage:
+        raise
+    except Exception as e:  # noqa: BLE001 - a truncated or malformed pickle
+        raise ForgedMessage(f"the worker's message does not unpickle: {type(e).__name__}: {e}"[:500]) from None
+
+
 def _recv_before(w: "_Worker", deadline: float):
-    """``w.conn.recv()``, given up at ``deadline`` (time.monotonic): None then. A readable pipe
+    """``w.conn.recv()`` (through :func:`load_message`: a message naming any other class is a
+    ``tampering`` result), given up at ``deadline`` (time.monotonic): None then. A readable pipe
     does not mean a whole message (a candidate can write a length header and stop), and a plain
     recv would block the parent for good. Raises what recv raises (EOFError when the worker died)."""
     box: Dict[str, Any] = {}
 
     def read():
         try:
-            box["value"] = w.conn.recv()
+            data = w.conn.recv_bytes()
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box["error"] = e
+            return
+        try:  # never plain pickle.loads: the message comes from untrusted code
+            box["value"] = load_message(data)
+        except ForgedMessage as e:
+            box["value"] = JobResult(Fault.TAMPERING, error=f"{e}: a forged result; worker replaced")
 
     reader = threading.Thread(target=read, daemon=True, name="kernelsynth-recv")
     reader.start()

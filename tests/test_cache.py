@@ -226,3 +226,13 @@ def test_on_the_gpu_a_warm_cache_compiles_nothing_and_keeps_the_verdicts(tmp_pat
     cuda = [o for o in warm_obs.values() if o["backend"] == "cuda"]
     assert cuda and all(o["compile_cached"] for o in cuda), [(o["version"], o["compile_cached"]) for o in cuda]
     assert not all(o["compile_cached"] for o in cold_obs.values() if o["backend"] == "cuda")  # compiled cold
+
+
+def test_a_triton_folder_with_a_file_no_group_lists_is_refused(tmp_path):
+    cache = CompileCache(tmp_path / "c", sandboxed=True)
+    folder, files = _triton_entry()
+    files[f"triton/{folder}/extra.so"] = b"\x7fELF"
+    cache.receive({"files": files}, job="candidate v0 float32")
+    (event,) = cache.events
+    assert event["entry"] == f"triton/{folder}" and "files no group file lists: extra.so" in event["problem"]
+    assert list((tmp_path / "c" / "triton").iterdir()) == []

@@ -204,6 +204,13 @@ def test_rewriting_other_candidates_results_is_denied_and_every_file_checks(atta
     assert json.loads((run_dir / "run.json").read_text())["integrity_events"] == []
 
 
+def test_a_forged_pickle_sent_to_the_parent_is_not_loaded(attacked):
+    o, run_dir = attacked[0]["pickle_parent"], attacked[1]
+    assert (o["verdict"], o["fault"]) == ("rejected", "tampering"), _reason(o)[:500]
+    assert "names posix.system, which the parent does not unpickle" in _reason(o), _reason(o)[:500]
+    assert not (run_dir / "pwned_by_pickle").exists()
+
+
 def test_the_attack_run_says_it_was_sandboxed_and_took_bounded_time(attacked):
     run = json.loads((attacked[1] / "run.json").read_text())
     assert run["sandbox"]["active"] is True and run["sandbox"]["status"].startswith("sandbox: bubblewrap")
