@@ -129,7 +129,8 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
         "observations": len(observations), "records": sum(t["accepted"] for t in trajectories),
         "rejected": sum(not t["accepted"] for t in trajectories),
         "dataset_dir": str(dataset_dir), "published": published, "publish_error": publish_error,
-        "sandbox": sandbox.to_dict(), "integrity_events": store.events}, indent=2, default=str).encode())
+        "sandbox": sandbox.to_dict(), "integrity_events": store.events,
+        "compile_cache": getattr(stages["exploration"], "cache_report", None)}, indent=2, default=str).encode())
     for event in store.events:
         log.warning("integrity: %s %s (%s); its job was re-run", event["at"], event["file"], event["problem"])
     result = RunResult(run_dir, spec, hw, observations, trajectories, dataset_dir, wall, published, publish_error)

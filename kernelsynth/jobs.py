@@ -69,7 +69,7 @@ def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
     info: Dict[str, Any] = {
         "cuda": False, "name": platform.processor() or platform.machine() or "cpu", "arch": None,
         "sm_count": None, "l2_bytes": None, "total_mem_bytes": None, "driver": None,
-        "torch": torch.__version__, "triton": triton.__version__, "cuda_runtime": torch.version.cuda,
+        "torch": str(torch.__version__), "triton": str(triton.__version__), "cuda_runtime": torch.version.cuda,
         "python": platform.python_version(), "interpret": os.environ.get("TRITON_INTERPRET") == "1",
     }
     ref = payload.get("reference")

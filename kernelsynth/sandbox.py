@@ -4,8 +4,10 @@ Launching: :class:`Sandbox` turns a worker's command line into one run by bubble
 Debian's ``bubblewrap`` package) when it works on this machine: no network (a new network
 namespace), a PID namespace (every process a job starts dies with its worker), the filesystem
 read-only, the run directory, the user's home and container secrets hidden (tmpfs over them),
-a size-limited private ``/tmp`` as the only writable place (the worker's scratch: HOME, Triton's
-and torch's compile caches) and private tmpfs over kernelsynth's compile cache folders, all
+a size-limited private ``/tmp`` as the only writable place (the worker's scratch: HOME, the
+staging folder of new compile outputs, Inductor's cache), the shared compile cache bound
+read-only (kernelsynth/cache.py: only the parent writes it), a private tmpfs over the torch
+extensions folder, all
 capabilities dropped, and, when the run is root, a uid of its own per worker so that
 ``RLIMIT_NPROC`` bites. :func:`worker_environment` is the scrubbed environment (an allow-list);
 :func:`enter_worker` sets the resource limits and drops the uid in the worker before anything
@@ -195,8 +197,10 @@ SECRET_PATHS = ("/root", "/run/secrets", "/var/run/secrets", "/etc/ssh", "/var/t
 class Sandbox:
     """How workers are launched (module docstring). ``hidden``: folders replaced by an empty tmpfs
     (the run directory, the home); ``readable``: paths under them the worker needs (the spec,
-    copies of external candidates, Python itself), bound back read-only; ``private``: folders the
-    worker may write (kernelsynth's compile caches), each an empty private tmpfs in the sandbox.
+    copies of external candidates, Python itself), bound back read-only; ``cache``: the shared
+    compile cache (kernelsynth/cache.py), bound read-only wherever it is (its files are not
+    checked for readability: an unreadable entry is a cache miss); ``private``: folders the
+    worker may write (the torch extensions folder), each an empty private tmpfs in the sandbox.
 
     ``active`` is True when workers run inside bubblewrap; ``status`` is the one line the run
     logs and writes to run.json. Raises UserError (mode ``on``) when bwrap is missing or fails.
@@ -207,6 +211,7 @@ class Sandbox:
     readable: List[str] = field(default_factory=list)
     private: List[str] = field(default_factory=list)
     gpu: bool = False
+    cache: Optional[str] = None
 
     def __post_init__(self):
         self.settings = SandboxSettings.of(self.settings)
@@ -251,8 +256,9 @@ class Sandbox:
                     f"; kept because {self.private_files[0]} is not readable by other users" if self.private_files else
                     f"; kept because the device node {self.private_device} is usable by root only"
                     if self.private_device and os.geteuid() == 0 else ""))
+            cache = ", compile cache read-only" if self.cache else ""
             return (f"sandbox: {self.version} (no network, PID namespace, read-only filesystem, run directory and "
-                    f"home hidden, private /tmp, {uid})")
+                    f"home hidden, private /tmp{cache}, {uid})")
         return (f"sandbox: NONE ({self.problem}): candidates run with this user's files and network "
                 "(environment scrubbed, resource limits set); see references/SECURITY.md")
 
@@ -305,6 +311,11 @@ class Sandbox:
                 bound.append(p)
                 lead_to(p)
                 cmd += ["--ro-bind", p, p]
+        if self.cache and os.path.isdir(self.cache):  # read-only wherever it is: only the parent writes it
+            p = os.path.realpath(self.cache)
+            if any(_under(p, h) for h in [*hide, "/tmp"]):
+                lead_to(p)
+            cmd += ["--ro-bind", p, p]
         for p in map(os.path.realpath, self.private):
             if any(_under(p, h) for h in [*hide, "/tmp"]):
                 lead_to(p)

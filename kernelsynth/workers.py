@@ -4,12 +4,15 @@
 parent's state never leaks in), each inside the sandbox of :mod:`kernelsynth.sandbox` when it
 works here (bubblewrap: no network, PID namespace, read-only filesystem, scrubbed environment,
 resource limits), and runs jobs -- functions of :mod:`kernelsynth.jobs` called by name -- on
-them over a socket pair (``multiprocessing.connection.Connection``, pickled messages). Whatever
-a job does, the parent gets a :class:`JobResult`:
+them over a socket pair (``multiprocessing.connection.Connection``, pickled messages; the parent
+unpickles a worker's message with only :data:`RESULT_CLASSES` resolvable, :func:`load_message`:
+the worker runs untrusted code, and a plain ``pickle.loads`` would run any callable it names in
+the parent). Whatever a job does, the parent gets a :class:`JobResult`:
 
 * ``ok``: the function returned;
 * a fault class (:class:`kernelsynth.contract.Fault`) when it did not: ``compile_error``, ``exception``, ``tampering`` (the candidate
-  replaced a function of torch, triton or the harness), ``cuda_error`` (an illegal
+  replaced a function of torch, triton or the harness, or the worker's message named a class
+  outside :data:`RESULT_CLASSES`), ``cuda_error`` (an illegal
   memory access or other sticky CUDA error), ``oom``, ``exit_called`` (sys.exit), ``crashed``
   (the process died: a signal or os._exit), ``timeout`` (no answer within the per-job limit),
   ``sandbox`` (the containment denied something or a limit was reached: a write to a read-only
@@ -26,9 +29,11 @@ next candidate's thread check would blame them on it). See references/EXPLORATIO
 from __future__ import annotations
 
 import errno
+import io
 import json
 import multiprocessing as mp
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -64,6 +69,9 @@ class JobResult:
     #: the job asked for a fresh process after it (its result's ``recycle_worker``): it left
     #: threads, hooks or compile pools behind that would be blamed on the next job
     recycle: bool = False
+    #: what the worker staged for the shared compile cache during the job, and its cache
+    #: counters (:func:`kernelsynth.cache.collect_staged`); taken out by the pool
+    staged: Optional[Dict[str, Any]] = None
 
     @property
     def ok(self) -> bool:
@@ -135,6 +143,7 @@ def _worker_entry(fd: int, limits_json: str) -> None:
 def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[str, Any]] = None) -> None:
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
+    from .cache import collect_staged
     from .sandbox import leftover_processes, refuse_foreign_signals, start_job
 
     refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
@@ -169,6 +178,10 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
                                    f"job ({', '.join(left[:5])}); they were killed with its worker",
                                    seconds=result.seconds, recycle=True)
         try:
+            result.staged = collect_staged()  # new compile outputs, for the parent to validate
+        except Exception as exc:  # noqa: BLE001 - the cache is an optimisation; the result still goes
+            result.staged = {"refused": [("staging", f"could not be read: {exc}"[:300])]}
+        try:
             try:
                 conn.send(result)
             except (BrokenPipeError, ConnectionError):
@@ -181,17 +194,53 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
             return
 
 
+#: What a worker's message may contain besides plain data (the only classes the parent's
+#: unpickler resolves): a pickle naming any other callable (``os.system``, ``builtins.eval``, a
+#: torch rebuild function) would run it in the parent, outside the sandbox.
+RESULT_CLASSES = {("kernelsynth.workers", "JobResult"), ("kernelsynth.contract", "Fault"),
+                  ("kernelsynth.contract", "EvaluateResult"), ("builtins", "set"), ("builtins", "frozenset"),
+                  ("builtins", "complex"), ("builtins", "bytearray"), ("collections", "OrderedDict"),
+                  ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+
+
+class ForgedMessage(Exception):
+    """A worker's message that names a class outside :data:`RESULT_CLASSES` (or does not unpickle)."""
+
+
+class _ResultUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) not in RESULT_CLASSES:
+            raise ForgedMessage(f"the worker's message names {module}.{name}, which the parent does not unpickle")
+        return super().find_class(module, name)
+
+
+def load_message(data: bytes) -> Any:
+    """Unpickle a worker's message with only :data:`RESULT_CLASSES` resolvable; raises ForgedMessage."""
+    try:
+        return _ResultUnpickler(io.BytesIO(data)).load()
+    except ForgedMessage:
+        raise
+    except Exception as e:  # noqa: BLE001 - a truncated or malformed pickle
+        raise ForgedMessage(f"the worker's message does not unpickle: {type(e).__name__}: {e}"[:500]) from None
+
+
 def _recv_before(w: "_Worker", deadline: float):
-    """``w.conn.recv()``, given up at ``deadline`` (time.monotonic): None then. A readable pipe
+    """``w.conn.recv()`` (through :func:`load_message`: a message naming any other class is a
+    ``tampering`` result), given up at ``deadline`` (time.monotonic): None then. A readable pipe
     does not mean a whole message (a candidate can write a length header and stop), and a plain
     recv would block the parent for good. Raises what recv raises (EOFError when the worker died)."""
     box: Dict[str, Any] = {}
 
     def read():
         try:
-            box["value"] = w.conn.recv()
+            data = w.conn.recv_bytes()
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box["error"] = e
+            return
+        try:  # never plain pickle.loads: the message comes from untrusted code
+            box["value"] = load_message(data)
+        except ForgedMessage as e:
+            box["value"] = JobResult(Fault.TAMPERING, error=f"{e}: a forged result; worker replaced")
 
     reader = threading.Thread(target=read, daemon=True, name="kernelsynth-recv")
     reader.start()
@@ -260,6 +309,8 @@ class _Worker:
             child.close()
         self.proc = _Process(popen, sandbox.active, scratch)
         self.job: Optional[Tuple[int, float]] = None  # (job index, start time)
+        #: why this worker's staged compile outputs are not promoted (None: they are)
+        self.taint: Optional[str] = None
 
     def kill(self):
         if self.proc.is_alive():
@@ -276,12 +327,21 @@ class WorkerPool:
     launched (default: :class:`~kernelsynth.sandbox.Sandbox` with its default settings, i.e.
     bubblewrap when it works here). Use as a context manager; :meth:`map` yields
     ``(index, JobResult)`` as jobs complete, in completion order.
+
+    ``cache``: the run's shared compile cache (:class:`kernelsynth.cache.CompileCache`): its
+    settings join every worker's environment, and what a job staged is handed to it with the
+    job's result -- to be validated and promoted, or discarded when the worker is tainted: it ran
+    an external candidate (``role == "external"``), or a job on it ended ``tampering`` or
+    ``sandbox``, or failed the parent's ``recycle`` check (the independent check).
     """
 
     def __init__(self, n: int = 1, env: Optional[Dict[str, str]] = None, timeout_s: float = 600.0,
-                 sandbox: Optional[Sandbox] = None):
+                 sandbox: Optional[Sandbox] = None, cache: Optional[Any] = None):
         self.n, self.env, self.timeout_s = max(1, int(n)), dict(env or {}), float(timeout_s)
         self.sandbox = sandbox if sandbox is not None else Sandbox()
+        self.cache = cache
+        if cache is not None:
+            self.env |= cache.worker_env()
         self._workers: List[_Worker] = []
         self._spare: Optional[_Worker] = None  # started ahead, so replacing a worker costs no import time
 
@@ -319,6 +379,7 @@ class WorkerPool:
         if not self._workers:
             self.__enter__()
         todo = list(enumerate(payloads))[::-1]
+        payloads_by_idx = dict(todo)
         busy: Dict[Connection, _Worker] = {}
         idle = list(self._workers)
         while todo or busy:
@@ -331,6 +392,9 @@ class WorkerPool:
                     w = self._replace(w)
                     w.conn.send((name, payload))
                 w.job = (idx, time.monotonic())
+                cand = getattr(payload, "candidate", None)
+                if name == "evaluate" and getattr(cand, "role", None) == "external" and w.taint is None:
+                    w.taint = f"ran the external candidate {getattr(cand, 'name', '?')}"
                 busy[w.conn] = w
                 if on_start:
                     on_start(idx)
@@ -355,6 +419,7 @@ class WorkerPool:
                     result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job",
                                        seconds=time.monotonic() - start)
                 parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
+                self._take_staged(w, payloads_by_idx.get(idx), result, parent_says)
                 if result.fault in RESTART_FAULTS or result.recycle or parent_says:
                     w = self._replace(w)
                 idle.append(w)
@@ -367,6 +432,21 @@ class WorkerPool:
                     idle.append(self._replace(w))
                     yield idx, JobResult(Fault.TIMEOUT, error=f"no result within {self.timeout_s:.0f} s; worker killed",
                                          seconds=now - start)
+
+    def _take_staged(self, w: _Worker, payload: Any, result: JobResult, parent_says: bool) -> None:
+        """Hand what ``result``'s job staged to the cache (see class docstring), then drop it."""
+        staged, result.staged = getattr(result, "staged", None), None
+        if self.cache is None:
+            return
+        if w.taint is None and (result.fault in (Fault.TAMPERING, Fault.SANDBOX) or parent_says):
+            w.taint = ("failed the parent's check of its result" if parent_says and result.fault is Fault.OK
+                       else f"ran a job that ended {result.fault.value}")
+        cand = getattr(payload, "candidate", None)
+        job = " ".join(str(x) for x in (getattr(cand, "role", None), getattr(cand, "name", None),
+                                        getattr(payload, "dtype", None)) if x) or "job"
+        if cand is not None and getattr(cand, "config", None):
+            job += " " + json.dumps(cand.config, sort_keys=True)
+        self.cache.receive(staged, job, w.taint)
 
     def _replace(self, w: _Worker) -> _Worker:
         """Kill ``w`` and put a fresh worker in its place: the spare started at the previous

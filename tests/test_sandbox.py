@@ -31,6 +31,8 @@ ATTACKS = ROOT / "tests" / "adversarial" / "sandbox"
 REFERENCE = ROOT / "specs" / "flip2d" / "reference.py"
 PLANTED = "hf_plantedTOKENkernelsynth0123456789"
 MARK = "kernelsynth-adversarial-outlive"
+#: attacks run as external candidates only (tests/test_cache.py), not in the spec-candidate run below
+EXTERNAL_ONLY = {"poison_cache"}
 RUN = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "exploration.workers=2",
        "exploration.fresh_worker=always", "exploration.screen_sources=false", "exploration.sandbox.mode=on",
        "exploration.sandbox.nproc=128", "exploration.sandbox.fsize_mb=8", "exploration.sandbox.tmp_mb=96",
@@ -114,7 +116,7 @@ def attacked(tmp_path_factory):
     saved = dict(os.environ)
     os.environ.update(HF_TOKEN=PLANTED, HF_HOME=str(planted), AWS_SECRET_ACCESS_KEY=PLANTED,
                       GITHUB_TOKEN=PLANTED, TRITON_SECRET_KEY=PLANTED)
-    versions = [p.stem for p in sorted(ATTACKS.glob("*.py"))]
+    versions = [p.stem for p in sorted(ATTACKS.glob("*.py")) if p.stem not in EXTERNAL_ONLY]
     for v in versions:
         src = (ATTACKS / f"{v}.py").read_text()
         src = src.replace("PORT = 0 ", f"PORT = {listener.port} ").replace(
@@ -200,6 +202,13 @@ def test_rewriting_other_candidates_results_is_denied_and_every_file_checks(atta
     rows, events = verified_rows(run_dir)
     assert events == [] and len(rows) == len(obs)
     assert json.loads((run_dir / "run.json").read_text())["integrity_events"] == []
+
+
+def test_a_forged_pickle_sent_to_the_parent_is_not_loaded(attacked):
+    o, run_dir = attacked[0]["pickle_parent"], attacked[1]
+    assert (o["verdict"], o["fault"]) == ("rejected", "tampering"), _reason(o)[:500]
+    assert "names posix.system, which the parent does not unpickle" in _reason(o), _reason(o)[:500]
+    assert not (run_dir / "pwned_by_pickle").exists()
 
 
 def test_the_attack_run_says_it_was_sandboxed_and_took_bounded_time(attacked):

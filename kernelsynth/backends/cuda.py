@@ -20,15 +20,18 @@ and the kernel is launched on PyTorch's current stream. ``args`` names inputs, p
 
 Compilation: NVIDIA's cuda-python (``cuda.core`` ``Program``, i.e. NVRTC) to a cubin for the
 device's arch, with ``-DKS_T=<element type>`` and one ``-D<NAME>=<value>`` per tunable. Cubins
-are cached on disk under ``<cache_dir>/cuda/<sha256 of source + options + arch + NVRTC>.cubin``,
-so a second run compiles nothing. Loading and launching go through the CUDA driver API
+are cached on disk under ``<cache_dir>/cuda/<key>.cubin`` with a sidecar ``<key>.json`` of the
+key's inputs (the source's SHA-256, kernel name, arch, options, NVRTC version), so a second run
+compiles nothing; sandboxed workers stage new cubins and the parent validates and promotes them
+(:mod:`kernelsynth.cache`, references/SECURITY.md "Compile caches"). Loading and launching go through the CUDA driver API
 (``cuda.bindings.driver``). :meth:`RawKernelModel.compile_stats` reports registers, local memory
 (spill) bytes, static shared memory and compile seconds per kernel, read from the driver
 (``cuFuncGetAttribute``).
 
 ``torch.utils.cpp_extension.load_inline`` sources (host code + kernels, KernelBench style) need
 nothing from this module: they are plain ``ModelNew`` files; the worker points
-``TORCH_EXTENSIONS_DIR`` at ``<cache_dir>/torch_extensions`` so their builds are cached too, and
+``TORCH_EXTENSIONS_DIR`` at ``<cache_dir>/torch_extensions`` (a private, empty folder per worker
+in the sandbox, so their builds are reused within a worker only), and
 :func:`extension_stats` reads their kernels' resources with ``cuobjdump``.
 """
 
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -157,39 +161,74 @@ class CompiledKernel:
 _LOADED: Dict[str, "CompiledKernel"] = {}
 
 
+def nvrtc_version(core=None) -> str:
+    """The NVRTC version (``nvrtcVersion``) and cuda.core's, as one string for the cache key."""
+    parts = [f"cuda.core {getattr(core, '__version__', '')}"]
+    try:
+        from cuda.bindings import nvrtc
+
+        err, major, minor = nvrtc.nvrtcVersion()
+        if int(err) == 0:
+            parts.append(f"nvrtc {major}.{minor}")
+    except Exception:  # noqa: BLE001 - older cuda-python: cuda.core's version alone
+        pass
+    return ", ".join(parts)
+
+
+def cached_cubin(sidecar: Dict[str, Any], compile_fn, cache: Optional[Path] = None):
+    """The cubin of ``sidecar``'s inputs (kernelsynth.cache.SIDECAR_KEYS): from the shared cache
+    (``<cache>/cuda/<key>.cubin``, ``key`` = :func:`kernelsynth.cache.cubin_key` of the sidecar),
+    else from this worker's staging folder, else ``compile_fn()`` -- written with its sidecar
+    (``<key>.json``) to staging when the worker has one (sandboxed: the parent validates and
+    promotes it), else to the shared cache directly. Returns ``(key, cubin bytes, cached)``."""
+    from ..cache import cubin_key, lookup, roots, write_atomic
+
+    key = cubin_key(sidecar)
+    env_shared, staging = roots("cuda")
+    shared = Path(cache) / "cuda" if cache is not None else (env_shared or cache_dir() / "cuda")
+    found = lookup([shared / f"{key}.cubin", staging / f"{key}.cubin" if staging else None], shared)
+    if found is not None:
+        return key, found.read_bytes(), True
+    cubin = compile_fn()
+    dest = (staging or shared) / f"{key}.cubin"
+    write_atomic(dest.with_suffix(".json"), json.dumps(sidecar, sort_keys=True).encode())
+    write_atomic(dest, cubin)  # atomic: concurrent workers never read half a cubin
+    return key, cubin, False
+
+
 def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
                    cache: Optional[Path] = None) -> CompiledKernel:
     """Compile ``source`` with NVRTC for ``arch`` (e.g. ``"sm_90"``) and load ``name`` from it.
 
-    The cubin is cached on disk, keyed by the SHA-256 of source, macros, arch, include folders
-    and the NVRTC version; a cache hit skips NVRTC (``compile_s`` is then the load time and
-    ``cached`` True). Raises CudaCompileError with NVRTC's log when the source does not compile.
+    The cubin is cached on disk (:func:`cached_cubin`), keyed by the SHA-256 of the source's
+    SHA-256, the name, arch, options (macros, include folders) and the NVRTC version; a cache hit
+    skips NVRTC (``compile_s`` is then the load time and ``cached`` True). Raises
+    CudaCompileError with NVRTC's log when the source does not compile.
     """
     core = _core()
     incs = include_dirs()
     opts = ["-std=c++17", "-default-device", f"-arch={arch}"] + [f"-D{m}" for m in macros] + [f"-I{d}" for d in incs]
-    key = hashlib.sha256("\0".join([source, name, arch, *opts, getattr(core, "__version__", "")]).encode()).hexdigest()
+    sidecar = {"source_sha256": hashlib.sha256(source.encode()).hexdigest(), "name": name, "arch": arch,
+               "options": opts, "nvrtc": nvrtc_version(core)}
+    from ..cache import cubin_key
+
+    key = cubin_key(sidecar)
     if key in _LOADED:  # this process already loaded it (models are built per shape)
         return _LOADED[key]
-    path = (cache or cache_dir()) / "cuda" / f"{key}.cubin"
+
+    def nvrtc_compile() -> bytes:
+        options = core.ProgramOptions(arch=arch, std="c++17", define_macro=[tuple(m.split("=", 1)) for m in macros],
+                                      include_path=incs or None)
+        try:
+            program = core.Program(source, code_type="c++", options=options)
+            obj = program.compile("cubin")
+        except Exception as e:  # noqa: BLE001 - NVRTC errors carry the log in the message
+            raise CudaCompileError(f"NVRTC could not compile {name} ({' '.join(macros)}): {e}") from None
+        return obj.code if isinstance(obj.code, bytes) else Path(obj.code).read_bytes()
+
     start = time.perf_counter()
-    if path.is_file():
-        _LOADED[key] = CompiledKernel(path.read_bytes(), name, time.perf_counter() - start, cached=True)
-        return _LOADED[key]
-    options = core.ProgramOptions(arch=arch, std="c++17", define_macro=[tuple(m.split("=", 1)) for m in macros],
-                                  include_path=incs or None)
-    try:
-        program = core.Program(source, code_type="c++", options=options)
-        obj = program.compile("cubin")
-    except Exception as e:  # noqa: BLE001 - NVRTC errors carry the log in the message
-        raise CudaCompileError(f"NVRTC could not compile {name} ({' '.join(macros)}): {e}") from None
-    cubin = obj.code if isinstance(obj.code, bytes) else Path(obj.code).read_bytes()
-    compile_s = time.perf_counter() - start
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(cubin)
-    os.replace(tmp, path)  # atomic: concurrent workers never read half a cubin
-    _LOADED[key] = CompiledKernel(cubin, name, compile_s, cached=False)
+    key, cubin, cached = cached_cubin(sidecar, nvrtc_compile, cache)
+    _LOADED[key] = CompiledKernel(cubin, name, time.perf_counter() - start, cached=cached)
     return _LOADED[key]
 
 

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import __version__, backends
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
+from ..cache import CompileCache
 from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, result_columns
 from ..hardware import Hardware, load_or_measure_ceilings
@@ -73,6 +74,8 @@ class Exploration:
         self.fresh_worker = fresh_worker
         self.screen_sources = screen_sources
         self.sandbox = SandboxSettings.of(sandbox)
+        #: the last run's compile cache report (run.json ``compile_cache``; kernelsynth/cache.py)
+        self.cache_report: Optional[Dict[str, Any]] = None
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
@@ -142,6 +145,7 @@ class Exploration:
             console=None) -> List[Dict[str, Any]]:
         """Run every planned job not yet on disk; return all observations of the run directory."""
         external = load_external(self.extra_candidates, store.dir.parent)
+        cache_dir = Path(cache_dir).expanduser().resolve()  # the path workers see it at (bound in the sandbox)
         jobs = self.plan(spec, hw, external, cache_dir)
         skipped = [f"{c.version} (backend {c.backend})" for c in spec.candidates
                    if hw.interpret and backends.get(c.backend).needs_gpu]
@@ -150,9 +154,11 @@ class Exploration:
         for event in store.verify("resume"):  # a file the run did not write is measured again
             log.warning("untrusted observation file set aside, its job re-runs: %s (%s)", event["file"], event["problem"])
         env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
-        extensions = os.environ.get("TORCH_EXTENSIONS_DIR", str(Path(cache_dir) / "torch_extensions"))
+        extensions = os.environ.get("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
         env |= {"KERNELSYNTH_CACHE": str(cache_dir), "TORCH_EXTENSIONS_DIR": extensions}
-        sandbox = self.sandbox_for(jobs, store.run_dir, [str(cache_dir), extensions], gpu=not hw.interpret)
+        sandbox = self.sandbox_for(jobs, store.run_dir, [extensions], gpu=not hw.interpret, cache=cache_dir)
+        # sandboxed, workers read the shared cache and stage new entries; the parent promotes them
+        cache = CompileCache(cache_dir, sandboxed=sandbox.active)
         if external and not sandbox.active and not self.sandbox.allow_unsandboxed_external:
             raise UserError(f"refusing to run external candidates without the sandbox ({sandbox.problem}): they would "
                             "run with this user's files, credentials and network. Install bubblewrap (or set "
@@ -160,7 +166,7 @@ class Exploration:
                             "exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
         n_workers = self.workers or 1
         rows: List[Dict[str, Any]] = []
-        with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s, sandbox=sandbox) as pool:
+        with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache) as pool:
             if not hw.interpret:
                 def measure():
                     res = pool.run("ceilings", {})
@@ -184,19 +190,29 @@ class Exploration:
                     break
         # One consolidated table for users and plots; the shards stay the source of truth for resume.
         store.write_consolidated(rows)
+        self.cache_report = cache.report()
+        c = self.cache_report
+        log.info("compile cache %s: %d hits (%d in the shared cache), %d compiles; %d entries promoted, %d refused, "
+                 "%d discarded", cache_dir, c["shared_hits"] + c["staged_hits"], c["shared_hits"], c["misses"],
+                 c["promoted"], c["refused"], c["discarded"])
+        for e in c["events"]:
+            log.warning("compile cache: %s %s: %s", e["job"], e["entry"], e["problem"])
         return rows
 
-    def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool) -> Sandbox:
+    def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool,
+                    cache: Optional[Path] = None) -> Sandbox:
         """The sandbox of this run's workers: the run directory hidden; the folders of the
-        reference, of each candidate and of each backend loaded from a file readable; ``private``
-        (compile caches) writable and private."""
+        reference, of each candidate and of each backend loaded from a file readable; ``cache``
+        (the shared compile cache) read-only; ``private`` (the torch extensions folder) writable
+        and private."""
         readable = {str(Path(j.request.reference).parent) for j in jobs}
         readable |= {str(Path(j.request.candidate.file).parent) for j in jobs if j.request.candidate.file}
         readable |= {str(Path(j.request.backend_source).parent) for j in jobs  # a backend loaded from a file
                      if j.request.backend_source and j.request.backend_source.endswith(".py")}
         for d in private:
             Path(d).mkdir(parents=True, exist_ok=True)  # a mount point must exist on a read-only filesystem
-        return Sandbox(self.sandbox, hidden=[str(run_dir)], readable=sorted(readable), private=private, gpu=gpu)
+        return Sandbox(self.sandbox, hidden=[str(run_dir)], readable=sorted(readable), private=private, gpu=gpu,
+                       cache=str(cache) if cache is not None else None)
 
     def _references(self, pool: WorkerPool, todo: List[Job]) -> Dict[str, Dict[str, Any]]:
         """The independent references of every dtype with untrusted jobs (kernelsynth/audit.py),
