@@ -87,6 +87,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
     Observation files that fail their integrity check are left out (``integrity_events``)."""
     from hydra.utils import instantiate
 
+    from .ceilings import correct as correct_ceilings
     from .engine import load_task
     from .hardware import Hardware
     from .stages.selection import TRAJECTORY_SCHEMA
@@ -143,10 +144,13 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         selection = instantiate(cfg.selection)
         synthesis: Synthesis = instantiate(cfg.synthesis)
         obs = sorted(g["obs"].values(), key=lambda r: (r["dtype"], r["role"], r["version"], r["config"], r["key"]))
+        # the ceilings in effect from the merged observations: a verified one above a measured
+        # ceiling raises it, as in a single run (kernelsynth/ceilings.py)
+        correct_ceilings(g["hw"], obs, g["spec"].sha256)
         trajectories = selection.run(g["spec"], obs)
         records = synthesis.records(g["spec"], g["hw"], trajectories, obs, run_config)
         parts.append(Part(g["spec"], g["hw"], target, f"data/{task}/{target}-00000-of-00001.parquet",
-                          records, trajectories))
+                          records, trajectories, obs))
         result.parts[(task, target)] = len(records)
         for r in records:
             m = r["metrics"]
@@ -168,7 +172,10 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         "failed_jobs": {str(k): v for k, v in result.failed.items()},
         "observations": result.observations, "records": result.records, "rejected": result.rejected,
         "parts": [{"task": t, "hw": h, "records": n} for (t, h), n in result.parts.items()],
-        "dataset_dir": str(result.dataset_dir), "integrity_events": result.integrity_events}, indent=2).encode())
+        "dataset_dir": str(result.dataset_dir), "integrity_events": result.integrity_events,
+        "ceilings": {f"{p.spec.name}/{p.split}": {"methods": p.hw.ceiling_methods, "corrections": p.hw.ceiling_corrections}
+                     for p in parts},
+        "charts": [c for p in parts for c in p.charts]}, indent=2, default=str).encode())
     return result
 
 
