@@ -178,13 +178,14 @@ def refusal(output: str) -> Optional[str]:
         return ("ncu is not permitted to read the GPU's performance counters (ERR_NVGPUCTRPERM): "
                 "profiling needs root or the driver's NVreg_RestrictProfilingToAdminUsers=0")
     if "LibraryNotLoaded" in output or "Failed to initialize the profiler" in output:
-        return "ncu could not initialise its profiler on this machine (" + _first_error(output) + ")"
+        return "ncu could not initialise its profiler on this machine (" + (_first_error(output) or "no error line") + ")"
     return None
 
 
 def _first_error(output: str) -> str:
-    line = next((x for x in output.splitlines() if "==ERROR==" in x), output.strip().splitlines()[-1:] or [""])
-    return (line if isinstance(line, str) else line[0]).replace("==ERROR==", "").strip()[:300]
+    """ncu's first ``==ERROR==`` line, without the marker ("" when there is none)."""
+    line = next((x for x in output.splitlines() if "==ERROR==" in x), "")
+    return line.replace("==ERROR==", "").strip()[:300]
 
 
 def unknown_metrics(output: str, metrics: List[str]) -> List[str]:
@@ -207,7 +208,10 @@ def run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, w
     once more with :data:`CORE_METRICS`); a refusal (counters not permitted) is a ``skipped``
     reason; anything else that goes wrong is a ``failed`` reason with ncu's first error line."""
     env = dict(os.environ)
-    env["HOME"] = os.path.join(workdir, "home")  # ncu deploys its section files under a writable HOME
+    # the driver keeps this worker's Triton cache (its kernels were compiled there); ncu deploys
+    # its section files under a writable HOME of its own
+    env.setdefault("TRITON_CACHE_DIR", os.path.join(env.get("HOME") or workdir, ".triton", "cache"))
+    env["HOME"] = os.path.join(workdir, "home")
     os.makedirs(env["HOME"], exist_ok=True)
     env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(sys.path) if p and os.path.isdir(p))
     program = [sys.executable, "-s", "-m", "kernelsynth.profile_driver", request_file]
@@ -239,8 +243,9 @@ def run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, w
         if metrics != CORE_METRICS and len(tried) < 3 and "metric" in output.lower():
             metrics = list(CORE_METRICS)
             continue
-        tail = "; ".join(x.strip() for x in output.strip().splitlines()[-3:])
-        return {"profile": f"failed: ncu exited {out.returncode}: {_first_error(output) or tail}"[:1000]}
+        app = [x.strip() for x in output.strip().splitlines() if x.strip() and not x.startswith("==")]
+        why = "; ".join(x for x in (_first_error(output), app[-1] if app else "") if x)
+        return {"profile": f"failed: ncu exited {out.returncode}: {why}"[:1000]}
     try:
         exported = subprocess.run([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "raw",
                                    "--print-units", "base"], capture_output=True, text=True,

@@ -254,3 +254,49 @@ def test_untimed_charts_and_a_missing_matplotlib_are_skipped_with_a_reason(tmp_p
 def test_profile_result_fields_are_observation_columns():
     assert set(profile_columns()) <= set(OBSERVATION_SCHEMA.names)
     assert ProfileResult().profile is None
+
+
+# ------------------------------------------------------------------------------ records cite them
+def test_records_cite_the_profile_and_the_raised_ceiling():
+    from kernelsynth.records import FEATURES, build_record
+
+    spec = load_spec(FLIP2D / "spec.yaml")
+    hw = _h200()
+    prof = profiling.summarise(profiling.parse_raw_csv((NCU / "raw_page.csv").read_text()))
+    rows = [_row(f"k{i}", c.version, ms, spec=spec.sha256) for i, (c, ms) in enumerate(zip(spec.candidates, (2.0, 1.1, 1.0)))]
+    rows += [_row("eager", "eager", 2.2, role="baseline", spec=spec.sha256),
+             _row("comp", "compile", 4 * 2**30 / 4299e9 * 1e3, role="baseline", spec=spec.sha256)]
+    for r in rows:
+        r.update(p20_ms=r["median_ms"], p80_ms=r["median_ms"], n_regs=40, n_spills=0, shared_bytes=0, max_rel_err=0.0,
+                 verify_shapes=json.dumps([{"M": 3, "N": 5}]))
+    rows[2].update(prof)
+    rows[0]["profile"] = "skipped: ncu (Nsight Compute) not found (PATH)"
+    ceilings.correct(hw, rows, spec.sha256)
+    traj = {"dtype": "float32", "trajectory_id": "t" * 24, "observation_keys": ["k0", "k1", "k2"],
+            "baseline_keys": ["eager", "comp"], "performance_verified": True}
+    rec = build_record(spec, hw, traj, {r["key"]: r for r in rows}, {"exploration": {"seed": 0}}, "sys")
+    FEATURES.encode_example(rec)  # the record matches the declared schema
+    v2 = rec["trajectory"][2]
+    assert v2["profile"] == "ncu" and v2["ncu_dram_pct"] == 91.83 and v2["ncu_stalls"].startswith("long_scoreboard")
+    assert "ncu (one call of this config, 2 kernel(s); numbers of _flip_packed_kernel): DRAM 91.8% of peak" \
+        in rec["trajectory_text"]
+    assert "Profile: skipped: ncu (Nsight Compute) not found (PATH)." in rec["trajectory_text"]
+    assert "DRAM 91.8% of peak" in rec["answer"] and rec["metrics"]["ncu_dram_pct"] == 91.83
+    assert rec["hardware"]["copy_gbps"] == pytest.approx(4299.0) and rec["hardware"]["copy_gbps_measured"] == 4247.0
+    assert rec["hardware"]["ceiling_note"].startswith("Ceiling raised by a measurement: the copy ceiling is 4299 GB/s")
+    assert "(best of torch_copy 4247, triton_stream 4133 GB/s)" in rec["environment"]
+    assert "torch.compile, float32" in rec["environment"]
+    assert rec["metrics"]["speedup_vs_compile"] == pytest.approx(rows[4]["median_ms"] / 1.0)
+    assert [m["method"] for m in rec["hardware"]["ceiling_methods"]][:3] == ["torch_copy", "triton_stream", "cuda_copy16"]
+
+
+def test_a_driver_that_fails_is_a_failed_profile_with_its_last_words(tmp_path):
+    ncu = tmp_path / "ncu"
+    ncu.write_text("#!/bin/sh\necho 'Traceback (most recent call last):'\necho 'RuntimeError: no CUDA GPUs are available' >&2\n"
+                   "echo '==ERROR== The application returned an error code (1).'\nexit 1\n")
+    ncu.chmod(0o755)
+    out = profiling.run_ncu(str(tmp_path / "req.pkl"), str(ncu), list(profiling.CORE_METRICS), 60, str(tmp_path))
+    assert out == {"profile": "failed: ncu exited 1: The application returned an error code (1).; "
+                              "RuntimeError: no CUDA GPUs are available"}
+    assert profiling.refusal("==ERROR== Failed to initialize the profiler: LibraryNotLoaded") == (
+        "ncu could not initialise its profiler on this machine (Failed to initialize the profiler: LibraryNotLoaded)")
