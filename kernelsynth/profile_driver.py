@@ -26,7 +26,8 @@ def main(path: str) -> int:
     with open(path, "rb") as f:
         profile_request = pickle.load(f)
     req = profile_request.request
-    device, dtype = torch.device("cuda"), getattr(torch, req.dtype)
+    device, dtype = torch.device(req.device), getattr(torch, req.dtype)
+    cuda = device.type == "cuda"  # (a CPU request runs the same steps unprofiled: tests/test_profile.py)
     ref_mod = import_file(req.reference)
     backend = None if req.candidate.trusted else load_backend(req.backend_source)
     mod = None if backend is None else backend.load(req.candidate.file)
@@ -34,14 +35,19 @@ def main(path: str) -> int:
     model = jobs._build(req, backend, mod, ref_mod, jobs.init_inputs(ref_mod, shape), device, dtype)
     gen = torch.Generator(device=device).manual_seed(trial_seed(req.seed, "timing"))
     inputs = list(ref_mod.get_inputs(shape, dtype, device, gen))
+    warmup = max(1, int(profile_request.warmup_calls))
     with torch.no_grad():
-        for _ in range(max(1, int(profile_request.warmup_calls))):
+        for _ in range(warmup):
             model(*inputs)
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        model(*inputs)
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.profiler.start()  # cudaProfilerStart: the profiled range begins
+        out = model(*inputs)
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+    print(f"kernelsynth.profile_driver: {req.candidate.version} {req.dtype} {req.candidate.config}: {warmup} warm-up "
+          f"call(s), 1 profiled call, output {tuple(out.shape)}", flush=True)
     return 0
 
 

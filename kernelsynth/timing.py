@@ -152,7 +152,7 @@ def copy_methods(nbytes: int = 2 << 30, cache: Optional[Path] = None) -> List[Di
         from .backends.cuda import compile_kernel
 
         major, minor = torch.cuda.get_device_capability()
-        kernel = compile_kernel(CUDA_COPY16, "ks_copy16", [], f"sm_{major}{minor}", cache)
+        kernel = compile_kernel(CUDA_COPY16, "ks_copy16", ["KS_COPY16=1"], f"sm_{major}{minor}", cache)
         n16 = nbytes // 16
         threads = 256
         grid = (n16 + threads * 4 - 1) // (threads * 4)

@@ -300,3 +300,24 @@ def test_a_driver_that_fails_is_a_failed_profile_with_its_last_words(tmp_path):
                               "RuntimeError: no CUDA GPUs are available"}
     assert profiling.refusal("==ERROR== Failed to initialize the profiler: LibraryNotLoaded") == (
         "ncu could not initialise its profiler on this machine (Failed to initialize the profiler: LibraryNotLoaded)")
+
+
+def test_the_driver_builds_the_candidate_and_calls_it_once_more_to_be_profiled(tmp_path, monkeypatch):
+    """The real driver (kernelsynth/profile_driver.py) under the stand-in ncu, on the interpreter:
+    it builds flip2d's v1 from the job's request and calls it at the timing shape."""
+    import dataclasses
+
+    from kernelsynth.stages.exploration import Exploration
+
+    job = next(j for j in Exploration(trials=1).plan(load_spec(FLIP2D / "spec.yaml"), Hardware("cpu", "cpu", True),
+                                                     cache_dir=tmp_path) if j.row["version"] == "v1")
+    request = dataclasses.replace(job.request, timing_shape={"M": 5, "N": 7})
+    _, work = _fake(tmp_path, monkeypatch, "run")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("FAKE_NCU_APP_OUT", str(tmp_path / "app.txt"))
+    path = profiling.request_file(work, ProfileRequest(request, list(profiling.METRICS), warmup_calls=2))
+    out = profiling.run_ncu(path, str(NCU / "fake_ncu.py"), list(profiling.METRICS), 120, work)
+    app = (tmp_path / "app.txt").read_text()
+    assert out["profile"] == "ncu", app
+    assert (f"kernelsynth.profile_driver: v1 float32 {job.request.candidate.config}: 2 warm-up call(s), "
+            "1 profiled call, output (5, 7)") in app
