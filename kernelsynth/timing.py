@@ -84,25 +84,44 @@ def _bench(fn, warmup_ms: float = 25, rep_ms: float = 200) -> float:
 
 
 @triton.jit
-def _stream_copy_kernel(src, dst, BLOCK: tl.constexpr):
-    """A vectorised Triton copy with streaming cache hints: loads cached at L2 only (``.cg``) and
-    marked evict-first, stores marked streaming (``.cs``); no mask (the size is a multiple of the
-    block), so every access is a full 16-byte vector."""
+def _stream_copy_kernel(src, dst, BLOCK: tl.constexpr, L2_ONLY: tl.constexpr):
+    """A vectorised Triton copy with streaming cache hints: loads marked evict-first (or, with
+    ``L2_ONLY``, cached at L2 only: ``.cg``), stores marked streaming (``.cs``); no mask (the
+    size is a multiple of the block), so every access is a full 16-byte vector. PTX takes one
+    cache operator or one eviction priority per load, so the two hints are two variants."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(src + offs, cache_modifier=".cg", eviction_policy="evict_first")
+    if L2_ONLY:
+        x = tl.load(src + offs, cache_modifier=".cg")
+    else:
+        x = tl.load(src + offs, eviction_policy="evict_first")
     tl.store(dst + offs, x, cache_modifier=".cs")
 
 
-#: The CUDA copy: 16-byte (int4) loads and stores with streaming hints (__ldcs/__stcs), four per
-#: thread, all loads issued before the stores.
+#: The CUDA copy: 16-byte loads and stores with the streaming hint (``ld/st.global.cs.v4``, in
+#: inline PTX so no intrinsic or vector-type header is needed), four per thread, all loads issued
+#: before the stores. Self-contained: NVRTC compiles it with no include.
 CUDA_COPY16 = r"""
-extern "C" __global__ void ks_copy16(const int4* __restrict__ src, int4* __restrict__ dst, int n) {
+struct alignas(16) ks_v4 { int x, y, z, w; };
+
+__device__ __forceinline__ ks_v4 ks_load_stream(const ks_v4* p) {
+  ks_v4 v;
+  asm volatile("ld.global.cs.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ void ks_store_stream(ks_v4* p, ks_v4 v) {
+  asm volatile("st.global.cs.v4.s32 [%0], {%1, %2, %3, %4};"
+               :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+extern "C" __global__ void ks_copy16(const ks_v4* __restrict__ src, ks_v4* __restrict__ dst, int n) {
   const int base = blockIdx.x * blockDim.x * 4 + threadIdx.x;
-  int4 v[4];
+  ks_v4 v[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) { const int j = base + k * blockDim.x; if (j < n) v[k] = __ldcs(src + j); }
+  for (int k = 0; k < 4; ++k) { const int j = base + k * blockDim.x; if (j < n) v[k] = ks_load_stream(src + j); }
 #pragma unroll
-  for (int k = 0; k < 4; ++k) { const int j = base + k * blockDim.x; if (j < n) __stcs(dst + j, v[k]); }
+  for (int k = 0; k < 4; ++k) { const int j = base + k * blockDim.x; if (j < n) ks_store_stream(dst + j, v[k]); }
 }
 """
 
@@ -110,7 +129,7 @@ extern "C" __global__ void ks_copy16(const int4* __restrict__ src, int4* __restr
 def copy_methods(nbytes: int = 2 << 30, cache: Optional[Path] = None) -> List[Dict[str, Any]]:
     """Device-to-device copy GB/s (bytes read + written) of each method, on one pair of
     ``nbytes`` buffers: ``torch_copy`` (``Tensor.copy_``), ``triton_stream`` (:func:`_stream_copy_kernel`,
-    the best of two block sizes) and ``cuda_copy16`` (:data:`CUDA_COPY16` through NVRTC,
+    the best of two block sizes x two load hints) and ``cuda_copy16`` (:data:`CUDA_COPY16` through NVRTC,
     kernelsynth/backends/cuda.py). Each entry: ``ceiling`` ("copy"), ``method``, ``value`` (GB/s;
     None when it failed), ``unit``, ``detail`` and ``error`` (why it failed; None)."""
     n = nbytes // 4
@@ -133,19 +152,25 @@ def copy_methods(nbytes: int = 2 << 30, cache: Optional[Path] = None) -> List[Di
            lambda: _gbps(nbytes, _bench(lambda: dst.copy_(src))))
 
     def triton_copy():
-        kernel = _stream_copy_kernel
-        best = None
-        for block, warps in ((4096, 8), (8192, 8)):
+        best, errors = None, []
+        for block, l2_only in ((4096, False), (8192, False), (4096, True), (8192, True)):
             if n % block:
                 continue
-            launch = lambda b=block, w=warps: kernel[(n // b,)](src, dst, BLOCK=b, num_warps=w)  # noqa: E731
-            launch()
-            torch.cuda.synchronize()
+            launch = lambda b=block, c=l2_only: _stream_copy_kernel[(n // b,)](  # noqa: E731
+                src, dst, BLOCK=b, L2_ONLY=c, num_warps=8)
+            try:
+                launch()
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 - a variant the compiler rejects leaves the others
+                errors.append(f"BLOCK {block}{' .cg' if l2_only else ''}: {type(e).__name__}")
+                continue
             gbps = _gbps(nbytes, _bench(launch))
             best = gbps if best is None else max(best, gbps)
+        if best is None:
+            raise RuntimeError("no variant ran: " + "; ".join(errors))
         return best
 
-    method("triton_stream", "Triton, 16 B vectors, loads .cg evict_first, stores .cs; best of BLOCK 4096, 8192",
+    method("triton_stream", "Triton, 16 B vectors, loads evict_first or .cg, stores .cs; best of BLOCK 4096, 8192",
            triton_copy)
 
     def cuda_copy():
@@ -162,7 +187,7 @@ def copy_methods(nbytes: int = 2 << 30, cache: Optional[Path] = None) -> List[Di
         torch.cuda.synchronize()
         return _gbps(nbytes, _bench(launch))
 
-    method("cuda_copy16", "CUDA C++ (NVRTC), int4 __ldcs/__stcs, 4 per thread, 256 threads", cuda_copy)
+    method("cuda_copy16", "CUDA C++ (NVRTC), 16 B ld/st.global.cs, 4 per thread, 256 threads", cuda_copy)
     del src, dst
     torch.cuda.empty_cache()
     return out

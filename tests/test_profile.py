@@ -321,3 +321,23 @@ def test_the_driver_builds_the_candidate_and_calls_it_once_more_to_be_profiled(t
     assert out["profile"] == "ncu", app
     assert (f"kernelsynth.profile_driver: v1 float32 {job.request.candidate.config}: 2 warm-up call(s), "
             "1 profiled call, output (5, 7)") in app
+
+
+def test_the_cuda_copy_ceiling_kernel_compiles_to_16_byte_streaming_accesses(tmp_path):
+    """What NVRTC compiles on the GPU (kernelsynth/timing.py CUDA_COPY16), compiled here with nvcc
+    for sm_90: self-contained (no include), and every access a 16-byte ld/st.global.cs."""
+    import shutil
+    import subprocess
+
+    from kernelsynth.timing import CUDA_COPY16
+
+    nvcc = shutil.which("nvcc")
+    assert nvcc, "CI compiles every CUDA source with nvcc (tests/test_tasks.py); it needs nvcc"
+    (tmp_path / "copy.cu").write_text(CUDA_COPY16)
+    out = subprocess.run([nvcc, "-arch=sm_90", "-ptx", "-o", "-", str(tmp_path / "copy.cu")], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    loads = [x for x in out.stdout.splitlines() if "ld.global" in x]
+    stores = [x for x in out.stdout.splitlines() if "st.global" in x]
+    assert len(loads) == len(stores) == 4
+    assert all("ld.global.cs.v4.s32" in x for x in loads) and all("st.global.cs.v4.s32" in x for x in stores)

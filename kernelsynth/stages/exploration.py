@@ -25,7 +25,7 @@ from ..audit import audit_problem  # no torch at import; a call imports it (CPU 
 from ..ceilings import correct as correct_ceilings, derive
 from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns
-from ..hardware import Hardware, load_or_measure_ceilings
+from ..hardware import Hardware, ceiling_lines, load_or_measure_ceilings
 from ..errors import UserError
 from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
@@ -175,6 +175,8 @@ class Exploration:
                         raise RuntimeError(f"measuring the ceilings failed ({res.fault}): {res.error}")
                     return res.value
                 load_or_measure_ceilings(hw, cache_dir, measure)
+                for line in ceiling_lines(hw):
+                    log.info(line)
             for attempt in range(2):  # a second pass re-runs jobs whose files failed at consolidation
                 todo = [j for j in jobs if not store.has(j.key)]
                 if attempt == 0 and len(todo) < len(jobs):
