@@ -54,7 +54,7 @@ def _figure(width: float, height: float):
 def _save(fig, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", metadata={"Software": None})  # no version stamp: same data, same bytes
+    fig.savefig(tmp, format="png", metadata={"Software": None}, bbox_inches="tight")  # no version stamp: same data, same bytes
     tmp.replace(path)
 
 
@@ -104,7 +104,7 @@ def roofline(path: Path, title: str, points: List[Dict[str, Any]], hw) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP per byte of the work model)")
         ax.set_ylabel("achieved TFLOP/s")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     else:
         labels = [_label(o) for o in points]
         values = [o.get("achieved_gbps") or 0.0 for o in points]
@@ -129,7 +129,7 @@ def roofline(path: Path, title: str, points: List[Dict[str, Any]], hw) -> None:
         ax.set_ylabel("achieved GB/s (bytes read + written)")
         top = max(values + [hw.copy_gbps or 0.0, hw.peak_gbps or 0.0])
         ax.set_ylim(0, top * 1.18)
-        ax.legend(fontsize=6, loc="lower left")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
         title += " (0 FLOPs: bandwidth against the copy ceilings)"
     ax.set_title(title, fontsize=9)
     fig.tight_layout()

@@ -314,6 +314,18 @@ def claim(o: Dict[str, Any]) -> Optional[str]:
     return text + "."
 
 
+def short_claim(o: Dict[str, Any]) -> Optional[str]:
+    """The profile in a few words (``ncu: DRAM 92.1% of peak, 0 local-memory (spill) instructions``),
+    or None when the observation was not profiled."""
+    if o.get("profile") != "ncu":
+        return None
+    parts = [f"DRAM {o['ncu_dram_pct']:.1f}% of peak" if o.get("ncu_dram_pct") is not None else None,
+             f"tensor pipe {o['ncu_tensor_pct']:.1f}%" if o.get("ncu_tensor_pct") else None,
+             f"{o['ncu_local_insts']} local-memory (spill) instructions" if o.get("ncu_local_insts") is not None
+             else None]
+    return "ncu: " + ", ".join(p for p in parts if p)
+
+
 def _short(name: Optional[str]) -> str:
     name = (name or "?").split("(")[0]
     return name if len(name) <= 60 else name[:57] + "..."

@@ -17,7 +17,7 @@ from datasets import Features, Sequence, Value
 
 from . import __version__, backends
 from .hardware import Hardware
-from .profiling import claim
+from .profiling import claim, short_claim
 from .spec import TaskSpec
 
 #: Config keys that describe this machine, not the case; left out of provenance.
@@ -317,6 +317,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     if timed:
         why = spec.why.strip() + (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first "
                                   f"version and {best['pct_of_copy_ceiling']:.1f}% of the copy ceiling.")
+        if short_claim(best):
+            why += f" Profiled ({best['version']}, one call): {short_claim(best)}."
     else:
         why = (f"{DRAFT} The case shows {len(chosen)} versions of a kernel for {spec.name} ({dtype}) that "
                f"agree with the reference on {trials} trials over fresh random inputs, ragged shapes included; "

@@ -282,6 +282,7 @@ def test_records_cite_the_profile_and_the_raised_ceiling():
         in rec["trajectory_text"]
     assert "Profile: skipped: ncu (Nsight Compute) not found (PATH)." in rec["trajectory_text"]
     assert "DRAM 91.8% of peak" in rec["answer"] and rec["metrics"]["ncu_dram_pct"] == 91.83
+    assert rec["why"].endswith("Profiled (v2, one call): ncu: DRAM 91.8% of peak, 0 local-memory (spill) instructions.")
     assert rec["hardware"]["copy_gbps"] == pytest.approx(4299.0) and rec["hardware"]["copy_gbps_measured"] == 4247.0
     assert rec["hardware"]["ceiling_note"].startswith("Ceiling raised by a measurement: the copy ceiling is 4299 GB/s")
     assert "(best of torch_copy 4247, triton_stream 4133 GB/s)" in rec["environment"]
