@@ -342,3 +342,38 @@ def test_the_cuda_copy_ceiling_kernel_compiles_to_16_byte_streaming_accesses(tmp
     stores = [x for x in out.stdout.splitlines() if "st.global" in x]
     assert len(loads) == len(stores) == 4
     assert all("ld.global.cs.v4.s32" in x for x in loads) and all("st.global.cs.v4.s32" in x for x in stores)
+
+
+@pytest.mark.parametrize("mode,budget", [("ok", 600.0), ("perm", 600.0), ("ok", 0.0)])
+def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found(tmp_path, mode, budget):
+    """On a GPU target (here with the stand-in ncu, in a real worker and its sandbox): each
+    version's fastest config gets the ncu columns; a refusal is recorded once and for the rest;
+    past the budget the rest are skipped with that reason."""
+    from kernelsynth.sandbox import Sandbox
+    from kernelsynth.stages.exploration import Exploration
+
+    spec = load_spec(FLIP2D / "spec.yaml")
+    hw = _h200()
+    stage = Exploration(ncu=str(NCU / "fake_ncu.py"), profile_budget_s=budget)
+    planned = [j for j in stage.plan(spec, hw, cache_dir=tmp_path / "cache") if j.row["dtype"] == "float32"
+               and j.row["role"] == "candidate"]
+    jobs = [j for v in ("v0", "v1", "v2") for j in [x for x in planned if x.row["version"] == v][:2]]
+    rows = [dict(_row(j.key, j.row["version"], 1.0 + i / 10, config=j.row["config"], spec=spec.sha256))
+            for i, j in enumerate(jobs)]
+    store = _store_with(tmp_path, rows)
+    env = {"FAKE_NCU_MODE": mode, "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    got = stage._profile(spec, hw, store, store.read(), jobs, env, Sandbox(readable=[str(NCU)], gpu=False))
+    targets = {o["key"] for o in profiling.profile_targets(rows, spec.sha256)}
+    assert len(targets) == 3 and len(rows) == 6
+    status = {r["key"]: r["profile"] for r in got}
+    assert all(status[k] is None for k in status if k not in targets)
+    expected = {"ok": "ncu", "perm": "skipped: ncu is not permitted to read the GPU's performance counters "
+                "(ERR_NVGPUCTRPERM): profiling needs root or the driver's NVreg_RestrictProfilingToAdminUsers=0"}[mode]
+    if budget == 0:
+        expected = "skipped: the profile budget (exploration.profile_budget_s=0) was spent"
+    assert {status[k] for k in targets} == {expected}
+    on_disk = {r["key"]: r for r in store.read()}
+    for k in targets:
+        assert on_disk[k]["profile"] == expected
+        assert on_disk[k]["ncu_dram_pct"] == (91.83 if expected == "ncu" else None)
+        assert (on_disk[k]["profile_s"] is not None) == (budget > 0)

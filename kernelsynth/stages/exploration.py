@@ -9,6 +9,7 @@ The contract is references/EXPLORATION.md.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -208,6 +209,8 @@ class Exploration:
         profiled one is kept on resume). Skipped, with the reason in ``profile``: without a GPU,
         with ``exploration.profile=false``, without ncu or its permission, past ``profile_budget_s``."""
         targets = [o for o in profiling.profile_targets(rows, spec.sha256) if profiling.needs_profile(o)]
+        order = list(getattr(spec, "dtypes", []))  # the spec's first dtype is profiled first (under a budget)
+        targets.sort(key=lambda o: (order.index(o["dtype"]) if o["dtype"] in order else len(order), o["version"]))
         if not targets:
             return rows
         requests = {j.key: j.request for j in jobs}
@@ -220,7 +223,8 @@ class Exploration:
         if reason is None:
             todo = [o for o in targets if o["key"] in requests and requests[o["key"]].timing_shape]
             started = time.monotonic()
-            with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s + 60, sandbox=sandbox) as pool:
+            with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s + 60, sandbox=sandbox) if todo \
+                    else contextlib.nullcontext() as pool:
                 for o in todo:
                     spent = time.monotonic() - started
                     if spent > self.profile_budget_s:
