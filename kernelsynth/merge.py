@@ -88,6 +88,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
     from hydra.utils import instantiate
 
     from .ceilings import correct as correct_ceilings
+    from .profiling import mark_unattempted, unattempted
     from .engine import load_task
     from .hardware import Hardware
     from .stages.selection import TRAJECTORY_SCHEMA
@@ -147,6 +148,10 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         # the ceilings in effect from the merged observations: a verified one above a measured
         # ceiling raises it, as in a single run (kernelsynth/ceilings.py)
         correct_ceilings(g["hw"], obs, g["spec"].sha256)
+        # a run that attempted no profile (no GPU, exploration.profile=false) says why in its rows
+        why = unattempted(g["hw"].interpret, bool(cfg.exploration.get("profile", True)))
+        if why:
+            mark_unattempted(obs, g["spec"].sha256, why)
         trajectories = selection.run(g["spec"], obs)
         records = synthesis.records(g["spec"], g["hw"], trajectories, obs, run_config)
         parts.append(Part(g["spec"], g["hw"], target, f"data/{task}/{target}-00000-of-00001.parquet",

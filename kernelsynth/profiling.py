@@ -17,8 +17,11 @@ columns. The summary is of the call's longest kernel; ``ncu_kernels`` says how m
 
 Without a GPU, with ``exploration.profile=false``, with no ``ncu`` or where ncu may not read the
 counters (``ERR_NVGPUCTRPERM``), the ``profile`` column records why (``skipped: ...``); this is
-not a failure of the run. A profiled observation keeps its profile (cached by its key); a skipped
-or failed one is tried again by the next run in the same directory.
+not a failure of the run. What a GPU run attempted (a profile, a skip for want of ncu or its
+permission, a failure) is written into the observation's file and kept on resume (cached by
+its key). Without a GPU or with ``exploration.profile=false`` nothing was attempted: the reason
+goes into the run's rows (consolidated table, records, run.json), not into the observation
+files, which a resumed run leaves untouched.
 
 This module imports no torch: the parent uses it to plan and parse; the worker to run ncu.
 """
@@ -278,8 +281,28 @@ def profile_targets(observations: List[Dict[str, Any]], spec_sha256: str) -> Lis
 
 
 def needs_profile(row: Dict[str, Any]) -> bool:
-    """A profiled observation keeps its profile (cached by key); anything else is tried again."""
-    return row.get("profile") != "ncu"
+    """Whether the step still has to profile this target: a profile attempted on a GPU (profiled,
+    skipped for want of ncu or its permission, or failed) is kept with its observation, cached by
+    its key, so a resumed run does not repeat it."""
+    return row.get("profile") is None
+
+
+def unattempted(interpret: bool, enabled: bool) -> Optional[str]:
+    """Why the step attempts nothing in a run (no GPU, or ``exploration.profile=false``), or None."""
+    if interpret:
+        return "no GPU: the Triton interpreter runs no hardware counters"
+    if not enabled:
+        return "exploration.profile=false"
+    return None
+
+
+def mark_unattempted(rows: List[Dict[str, Any]], spec_sha256: str, reason: str) -> List[Dict[str, Any]]:
+    """Set ``profile`` to ``skipped: <reason>`` on every target not yet profiled, in the rows only
+    (exploration and a merge do the same, so a merged dataset equals one run's). Returns them."""
+    marked = [o for o in profile_targets(rows, spec_sha256) if needs_profile(o)]
+    for o in marked:
+        o["profile"] = f"skipped: {reason}"
+    return marked
 
 
 def skipped(reason: str) -> Dict[str, Any]:

@@ -205,53 +205,51 @@ class Exploration:
                  jobs: List[Job], env: Dict[str, str], sandbox: Sandbox) -> List[Dict[str, Any]]:
         """The profile step (kernelsynth/profiling.py): Nsight Compute on one call of each version's
         fastest verified config, in a fresh worker that timed nothing, after every timing. Each
-        target's observation gets the ``profile`` and ``ncu_*`` columns (its file is rewritten; a
-        profiled one is kept on resume). Skipped, with the reason in ``profile``: without a GPU,
-        with ``exploration.profile=false``, without ncu or its permission, past ``profile_budget_s``."""
+        target's observation gets the ``profile`` and ``ncu_*`` columns; on a GPU its file is
+        rewritten with them and kept on resume (kernelsynth/profiling.py, ``needs_profile``).
+        Skipped, with the reason in ``profile``: without ncu or its permission, past
+        ``profile_budget_s`` (written to the file too), without a GPU or with
+        ``exploration.profile=false`` (the rows only: nothing was attempted)."""
         targets = [o for o in profiling.profile_targets(rows, spec.sha256) if profiling.needs_profile(o)]
         order = list(getattr(spec, "dtypes", []))  # the spec's first dtype is profiled first (under a budget)
         targets.sort(key=lambda o: (order.index(o["dtype"]) if o["dtype"] in order else len(order), o["version"]))
         if not targets:
             return rows
         requests = {j.key: j.request for j in jobs}
-        reason = None
-        if hw.interpret:
-            reason = "no GPU: the Triton interpreter runs no hardware counters"
-        elif not self.profile:
-            reason = "exploration.profile=false"
-        results: Dict[str, Dict[str, Any]] = {}
-        if reason is None:
-            todo = [o for o in targets if o["key"] in requests and requests[o["key"]].timing_shape]
-            started = time.monotonic()
-            with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s + 60, sandbox=sandbox) if todo \
-                    else contextlib.nullcontext() as pool:
-                for o in todo:
-                    spent = time.monotonic() - started
-                    if spent > self.profile_budget_s:
-                        results[o["key"]] = profiling.skipped(
-                            f"the profile budget (exploration.profile_budget_s={self.profile_budget_s:.0f}) was spent")
-                        continue
-                    req = ProfileRequest(requests[o["key"]], list(profiling.METRICS), self.ncu,
-                                         min(self.profile_timeout_s, self.profile_budget_s - spent + 30))
-                    res = pool.run("profile", req)
-                    results[o["key"]] = res.value if res.ok else {
-                        "profile": f"failed: profile job {res.fault}: {res.error.splitlines()[0] if res.error else ''}"[:1000]}
-                    log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
-                             profiling.claim(dict(o, **results[o["key"]])) or results[o["key"]].get("profile"))
-                    if str(results[o["key"]].get("profile", "")).startswith("skipped"):
-                        # ncu missing or refused: the same for every target of this run
-                        for rest in todo[todo.index(o) + 1:]:
-                            results[rest["key"]] = dict(results[o["key"]])
-                        break
-        else:
-            results = {o["key"]: profiling.skipped(reason) for o in targets}
+        reason = profiling.unattempted(hw.interpret, self.profile)
+        if reason is not None:  # nothing to attempt: the rows say why, the files stay as they are
+            profiling.mark_unattempted(rows, spec.sha256, reason)
             log.info("profile step skipped: %s", reason)
+            return rows
+        results: Dict[str, Dict[str, Any]] = {}
+        todo = [o for o in targets if o["key"] in requests and requests[o["key"]].timing_shape]
+        started = time.monotonic()
+        with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s + 60, sandbox=sandbox) if todo \
+                else contextlib.nullcontext() as pool:
+            for o in todo:
+                spent = time.monotonic() - started
+                if spent > self.profile_budget_s:
+                    results[o["key"]] = profiling.skipped(
+                        f"the profile budget (exploration.profile_budget_s={self.profile_budget_s:.0f}) was spent")
+                    continue
+                req = ProfileRequest(requests[o["key"]], list(profiling.METRICS), self.ncu,
+                                     min(self.profile_timeout_s, self.profile_budget_s - spent + 30))
+                res = pool.run("profile", req)
+                results[o["key"]] = res.value if res.ok else {
+                    "profile": f"failed: profile job {res.fault}: {res.error.splitlines()[0] if res.error else ''}"[:1000]}
+                log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
+                         profiling.claim(dict(o, **results[o["key"]])) or results[o["key"]].get("profile"))
+                if str(results[o["key"]].get("profile", "")).startswith("skipped"):
+                    # ncu missing or refused: the same for every target of this run
+                    for rest in todo[todo.index(o) + 1:]:
+                        results[rest["key"]] = dict(results[o["key"]])
+                    break
         columns = profile_columns()
         by_key = {o["key"]: o for o in rows}
         for key, res in results.items():
             row = by_key[key]
             row.update({c: res.get(c) for c in columns})
-            store.append(row)  # the observation's file, with its profile (same key, new tag)
+            store.append(row)  # attempted on the GPU: kept with the observation (same key, new tag)
         return rows
 
     def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool) -> Sandbox:
