@@ -8,6 +8,9 @@ on it and returns an :class:`EvaluateResult`; the pool wraps it in a
 an observation column (:data:`kernelsynth.store.OBSERVATION_SCHEMA`) unless
 :data:`RESULT_NOT_IN_ROW` says why not. The same request drives the independent references
 (:func:`kernelsynth.jobs.oracle`, :func:`kernelsynth.audit.expected_keys`).
+After the timings, a :class:`ProfileRequest` wraps the request of a version's fastest config
+for the profile step (:func:`kernelsynth.jobs.profile`); its :class:`ProfileResult` fields are
+observation columns too (:func:`profile_columns`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Each job takes one picklable payload and returns a picklable value: :func:`evaluate` and
 :func:`oracle` take a :class:`kernelsynth.contract.JobRequest`; :func:`evaluate` returns a
-:class:`kernelsynth.contract.EvaluateResult`. Nothing here runs in
+:class:`kernelsynth.contract.EvaluateResult`. :func:`ceilings` measures the ceilings;
+:func:`profile` takes a :class:`kernelsynth.contract.ProfileRequest` and runs Nsight Compute on
+:mod:`kernelsynth.profile_driver`. Nothing here runs in
 the parent process: this module imports torch and initialises CUDA.
 """
 

@@ -51,6 +51,8 @@ class MergeResult:
     rows: List[Dict[str, Any]] = field(default_factory=list)
     #: observation files left out because their tag did not check (``{"job", "file", "problem", ...}``)
     integrity_events: List[Dict[str, str]] = field(default_factory=list)
+    #: "<task> / <hw>: ceiling raised: ..." for every ceiling a merged observation raised (kernelsynth/ceilings.py)
+    ceiling_lines: List[str] = field(default_factory=list)
 
 
 def job_dirs(paths: List[Path]) -> List[Path]:
@@ -147,7 +149,8 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         obs = sorted(g["obs"].values(), key=lambda r: (r["dtype"], r["role"], r["version"], r["config"], r["key"]))
         # the ceilings in effect from the merged observations: a verified one above a measured
         # ceiling raises it, as in a single run (kernelsynth/ceilings.py)
-        correct_ceilings(g["hw"], obs, g["spec"].sha256)
+        for c in correct_ceilings(g["hw"], obs, g["spec"].sha256):
+            result.ceiling_lines.append(f"{task} / {target}: ceiling raised: {c['what']}")
         # a run that attempted no profile (no GPU, exploration.profile=false) says why in its rows
         why = unattempted(g["hw"].interpret, bool(cfg.exploration.get("profile", True)))
         if why:
@@ -201,6 +204,8 @@ def report(result: MergeResult) -> List[str]:
         for r in result.rows:
             lines.append("| " + " | ".join("n/a" if r[c] is None else format(r[c], fmt.get(c, "")) for c in cols) + " |")
         lines.append("")
+    for line in result.ceiling_lines:
+        lines.append(line)
     for d, why in result.failed.items():
         lines.append(f"left out {d}: {why}")
     for e in result.integrity_events:
