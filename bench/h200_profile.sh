@@ -7,9 +7,10 @@
 #   bash bench/h200_profile.sh
 # Settings (environment): PROFILE_BUDGET (s of ncu per run, default 120), SANDBOX (auto|on|off,
 # default auto), HW (default h200; HW=cpu runs the same flow here, on the interpreter: no timings,
-# so profiles and charts are skipped with their reasons). What comes back ($OUT, at most 8 files): summary.txt (the tables, as Markdown, by
-# bench/profile_report.py), flip2d.log, conv_relu_maxpool.log (each run's whole log, its summary
-# table, ceiling and profile lines at the end) and five charts.
+# so the profiles and charts are skipped with their reasons). What comes back ($OUT, at most 8
+# files): summary.txt (the tables, as Markdown, by bench/profile_report.py), flip2d.log and
+# conv_relu_maxpool.log (each run's whole log; its summary table, ceiling and profile lines at the
+# end) and five charts.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1

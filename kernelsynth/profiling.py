@@ -33,7 +33,6 @@ import glob
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
