@@ -378,3 +378,23 @@ def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found
         assert on_disk[k]["profile"] == expected
         assert on_disk[k]["ncu_dram_pct"] == (91.83 if expected == "ncu" else None)
         assert (on_disk[k]["profile_s"] is not None) == (budget > 0)
+
+
+def test_the_card_embeds_the_charts_of_every_trajectory(tmp_path):
+    from kernelsynth.stages.synthesis import Part, write_dataset
+
+    spec = load_spec(FLIP2D / "spec.yaml")
+    hw = _h200()
+    rows = [_row("a", "v0", 2.0, spec=spec.sha256), _row("b", "v1", 1.0, spec=spec.sha256),
+            _row("c", "compile", 0.99, role="baseline", spec=spec.sha256)]
+    ceilings.correct(hw, rows, spec.sha256)
+    traj = dict(_traj(rows)[0], trajectory_id="t" * 24, task="flip2d", accepted=False, reasons=["v2: no observation"])
+    part = Part(spec, hw, "h200", "data/flip2d/h200-00000-of-00001.parquet", [], [traj], rows)
+    write_dataset(tmp_path / "dataset", [part])
+    card = (tmp_path / "dataset" / "README.md").read_text()
+    assert "![flip2d float32 roofline](charts/flip2d-float32-h200-roofline.png)" in card
+    assert "![flip2d float32 ladder](charts/flip2d-float32-h200-ladder.png)" in card
+    assert sorted(p.name for p in (tmp_path / "dataset" / "charts").iterdir()) == [
+        "flip2d-float32-h200-ladder.png", "flip2d-float32-h200-roofline.png"]
+    assert [c["path"] for c in part.charts] == ["charts/flip2d-float32-h200-roofline.png",
+                                                "charts/flip2d-float32-h200-ladder.png"]
