@@ -95,6 +95,12 @@ class ExplorationConfig:
     #: Containment of the workers (SECURITY.md): mode auto/on/off, the bwrap path, whether external
     #: candidates may run unsandboxed, resource limits; fields documented in kernelsynth/sandbox.py.
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    #: The profile step (kernelsynth/profiling.py): on a GPU, Nsight Compute on one call of each
+    #: version's fastest verified config, after all timing. false: skipped (the reason is recorded).
+    profile: bool = True
+    profile_timeout_s: float = 300.0  # one ncu run (all its replay passes)
+    profile_budget_s: float = 900.0  # all profiles of a run; the rest are skipped with that reason
+    ncu: Optional[str] = None  # the ncu executable; null: PATH, then /usr/local/cuda/bin, /opt/nvidia/nsight-compute
 
 
 @dataclass

@@ -8,6 +8,9 @@ on it and returns an :class:`EvaluateResult`; the pool wraps it in a
 an observation column (:data:`kernelsynth.store.OBSERVATION_SCHEMA`) unless
 :data:`RESULT_NOT_IN_ROW` says why not. The same request drives the independent references
 (:func:`kernelsynth.jobs.oracle`, :func:`kernelsynth.audit.expected_keys`).
+After the timings, a :class:`ProfileRequest` wraps the request of a version's fastest config
+for the profile step (:func:`kernelsynth.jobs.profile`); its :class:`ProfileResult` fields are
+observation columns too (:func:`profile_columns`).
 """
 
 from __future__ import annotations
@@ -211,3 +214,55 @@ def result_columns() -> List[str]:
     """The observation columns an :class:`EvaluateResult` fills: its fields but
     :data:`RESULT_NOT_IN_ROW`."""
     return [f.name for f in fields(EvaluateResult) if f.name not in RESULT_NOT_IN_ROW]
+
+
+@dataclass(frozen=True)
+class ProfileRequest:
+    """One profile job (:func:`kernelsynth.jobs.profile`): run Nsight Compute on one call of the
+    candidate of ``request`` (its timing shape, after ``warmup_calls`` unprofiled calls) and read
+    ``metrics`` of every kernel that call launched. ``ncu``: the executable (None: found on PATH
+    or in the usual install folders); ``timeout_s``: for the whole ncu run. references/EXPLORATION.md,
+    "Profile"."""
+
+    request: JobRequest
+    metrics: List[str]
+    ncu: Optional[str] = None
+    timeout_s: float = 300.0
+    warmup_calls: int = 3
+
+
+@dataclass
+class ProfileResult:
+    """What one profile found, for the observation of the profiled config (nullable columns).
+
+    ``profile``: ``ncu`` when profiled, else ``skipped: <why>`` (no GPU, ncu missing or not
+    permitted to read the counters, profiling off) or ``failed: <why>``. ``ncu_kernel``: the
+    kernel the numbers are of (the longest of the call); ``ncu_kernels``: kernels the call
+    launched; ``ncu_duration_ms``: their summed GPU time under the profiler (not a latency: the
+    profiler replays each kernel with caches flushed). Percentages of peak (ncu's
+    ``pct_of_peak_sustained_*``): ``ncu_dram_pct`` (DRAM throughput), ``ncu_sm_pct`` (SM
+    throughput), ``ncu_tensor_pct`` (tensor pipe, active cycles), ``ncu_occupancy_pct`` (achieved
+    occupancy), ``ncu_l2_hit_pct`` (L2 sector hit rate). ``ncu_registers``: per thread;
+    ``ncu_local_insts``: local-memory load and store instructions executed (spill traffic);
+    ``ncu_stalls``: the top stall reasons, ``reason cycles`` per issued instruction;
+    ``ncu_metrics``: every metric read, JSON; ``profile_s``: seconds of the profile job."""
+
+    profile: Optional[str] = None
+    ncu_kernel: Optional[str] = None
+    ncu_kernels: Optional[int] = None
+    ncu_duration_ms: Optional[float] = None
+    ncu_dram_pct: Optional[float] = None
+    ncu_sm_pct: Optional[float] = None
+    ncu_tensor_pct: Optional[float] = None
+    ncu_occupancy_pct: Optional[float] = None
+    ncu_l2_hit_pct: Optional[float] = None
+    ncu_registers: Optional[int] = None
+    ncu_local_insts: Optional[int] = None
+    ncu_stalls: Optional[str] = None
+    ncu_metrics: Optional[str] = None
+    profile_s: Optional[float] = None
+
+
+def profile_columns() -> List[str]:
+    """The observation columns a :class:`ProfileResult` fills (all of its fields)."""
+    return [f.name for f in fields(ProfileResult)]

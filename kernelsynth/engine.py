@@ -130,7 +130,10 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
         "rejected": sum(not t["accepted"] for t in trajectories),
         "dataset_dir": str(dataset_dir), "published": published, "publish_error": publish_error,
         "sandbox": sandbox.to_dict(), "integrity_events": store.events,
-        "compile_cache": getattr(stages["exploration"], "cache_report", None)}, indent=2, default=str).encode())
+        "compile_cache": getattr(stages["exploration"], "cache_report", None),
+        "ceilings": {"methods": hw.ceiling_methods, "corrections": hw.ceiling_corrections},
+        "profiles": profile_summary(observations, spec.sha256),
+        "charts": getattr(stages["synthesis"], "charts", [])}, indent=2, default=str).encode())
     for event in store.events:
         log.warning("integrity: %s %s (%s); its job was re-run", event["at"], event["file"], event["problem"])
     result = RunResult(run_dir, spec, hw, observations, trajectories, dataset_dir, wall, published, publish_error)
@@ -183,6 +186,38 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
     return rows
 
 
+def profile_summary(observations: List[Dict[str, Any]], spec_sha256: str) -> List[Dict[str, Any]]:
+    """One entry per profiled (or skipped) target of the profile step: dtype, version, config, the
+    ``profile`` status and the headline ncu numbers (run.json ``profiles``)."""
+    keep = ("dtype", "version", "config", "profile", "ncu_kernel", "ncu_kernels", "ncu_dram_pct", "ncu_sm_pct",
+            "ncu_tensor_pct", "ncu_occupancy_pct", "ncu_l2_hit_pct", "ncu_registers", "ncu_local_insts",
+            "ncu_stalls", "profile_s")
+    return [{k: o.get(k) for k in keep} for o in observations
+            if o.get("profile") and o["spec_sha256"] == spec_sha256]
+
+
+def profile_table(result: RunResult):
+    """The profile step's numbers as a rich Table (one row per profiled version and dtype), or
+    None when nothing was profiled; reasons for skipped profiles are printed beside it."""
+    from rich.table import Table
+
+    rows = [p for p in profile_summary(result.observations, result.spec.sha256) if p["profile"] == "ncu"]
+    if not rows:
+        return None
+    f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
+    table = Table(title="Nsight Compute, one call of each version's fastest config (% of peak)",
+                  pad_edge=False, padding=(0, 1))
+    for name in ("dtype", "ver", "kernels", "DRAM %", "SM %", "tensor %", "occup %", "L2 hit %", "regs",
+                 "local insts", "top stalls (cycles/issue)"):
+        table.add_column(name, overflow="fold")
+    for p in rows:
+        table.add_row(p["dtype"], p["version"], f(p["ncu_kernels"], "d"), f(p["ncu_dram_pct"], ".1f"),
+                      f(p["ncu_sm_pct"], ".1f"), f(p["ncu_tensor_pct"], ".1f"), f(p["ncu_occupancy_pct"], ".1f"),
+                      f(p["ncu_l2_hit_pct"], ".1f"), f(p["ncu_registers"], "d"), f(p["ncu_local_insts"], "d"),
+                      p["ncu_stalls"] or "-")
+    return table
+
+
 def evaluate_flops(result: RunResult) -> List[float]:
     """The FLOPs of each observation (nonzero for compute tasks such as convolutions)."""
     return [o.get("flops") or 0.0 for o in result.observations]
@@ -230,6 +265,15 @@ def print_summary(result: RunResult, console=None) -> None:
 
     console = console or Console(width=min(SUMMARY_WIDTH, shutil.get_terminal_size((SUMMARY_WIDTH, 24)).columns))
     console.print(summary_table(result))
+    for line in hardware.ceiling_lines(result.hardware) if not result.hardware.interpret else []:
+        console.print(line, soft_wrap=True)
+    table = profile_table(result)
+    if table is not None:
+        console.print(table)
+    other = sorted({p["profile"] for p in profile_summary(result.observations, result.spec.sha256)
+                    if p["profile"] != "ncu"})
+    for why in other:
+        console.print(f"profile: {why}", soft_wrap=True)
     n_rec = result.n_records
     if n_rec:
         console.print(f"{n_rec} record(s) in {result.dataset_dir}  "

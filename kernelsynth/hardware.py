@@ -1,8 +1,11 @@
 """Hardware targets: detection, matching against conf/hw, and the measured ceilings.
 
 Detection runs in a spawned worker (:func:`kernelsynth.jobs.probe`); the parent never touches
-CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s) are kept per hardware fingerprint in
-``<cache_dir>/ceilings.json`` so each device is measured once.
+CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s), each the best of several methods
+(:func:`kernelsynth.timing.measure_ceilings`), are kept per hardware fingerprint in
+``<cache_dir>/ceilings.json`` so each device is measured once; an entry of an earlier
+measurement protocol (:data:`CEILINGS_PROTOCOL`) is measured again. A run may raise a ceiling
+to a verified observation above it (kernelsynth/ceilings.py).
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ class Hardware:
     ``target``: the conf/hw name used (h200, cpu, ...). ``device_name``: what the GPU reports.
     ``interpret``: Triton interpreter on CPU tensors (no timings). ``mismatch``: recorded on a
     device other than the named target (``hw.allow_mismatch=true``). Peaks are datasheet values
-    (``peak_source``); ``copy_gbps`` (GB/s) and ``matmul_tflops`` (TFLOP/s) are measured here.
+    (``peak_source``); ``copy_gbps`` (GB/s) and ``matmul_tflops`` (TFLOP/s) are the ceilings in
+    effect: the best measured method (``*_measured``, every method in ``ceiling_methods``), or a
+    verified observation above it (``ceiling_corrections`` says which).
     """
 
     target: str
@@ -53,6 +58,14 @@ class Hardware:
     peak_source: str = ""
     copy_gbps: Optional[float] = None
     matmul_tflops: Optional[float] = None
+    #: the best measured method, before any raise by an observation (kernelsynth/ceilings.py)
+    copy_gbps_measured: Optional[float] = None
+    matmul_tflops_measured: Optional[float] = None
+    #: every method measured: {"ceiling", "method", "value", "unit", "detail", "error"}
+    ceiling_methods: List[Dict[str, Any]] = field(default_factory=list)
+    #: raises of a ceiling by a verified observation: {"ceiling", "measured", "raised_to", "unit",
+    #: "observation", "what"} (kernelsynth/ceilings.py)
+    ceiling_corrections: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def device(self) -> str:
@@ -139,9 +152,15 @@ def sku_difference(target: Dict[str, Any], probe: Dict[str, Any]) -> Optional[st
     return "; ".join(diffs) or None
 
 
-def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[], Dict[str, float]]) -> None:
-    """Fill ``hw.copy_gbps`` and ``hw.matmul_tflops`` from ``<cache_dir>/ceilings.json``, or call
-    ``measure()`` (a worker job) once and store the result under the hardware fingerprint."""
+#: The ceiling measurement's protocol: cached entries of another one are measured again
+#: (2: the best of several copy and matmul methods, each kept).
+CEILINGS_PROTOCOL = 2
+
+
+def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[], Dict[str, Any]]) -> None:
+    """Fill ``hw.copy_gbps``, ``hw.matmul_tflops`` (and their ``*_measured`` twins, and
+    ``ceiling_methods``) from ``<cache_dir>/ceilings.json``, or call ``measure()`` (a worker job)
+    once and store the result under the hardware fingerprint."""
     if hw.interpret:
         return
     path = Path(cache_dir).expanduser() / "ceilings.json"
@@ -152,12 +171,18 @@ def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[]
         fcntl.flock(lock, fcntl.LOCK_EX)
         cache = _read_json(path)
         entry = cache.get(hw.fingerprint)
+        if entry is not None and entry.get("protocol") != CEILINGS_PROTOCOL:
+            entry = None  # measured by an earlier protocol (one method): measure again
         if entry is None:
             log.info("measuring the ceilings of %s (once per device fingerprint %s)", hw.device_name, hw.fingerprint)
-            entry = dict(measure(), device=hw.device_name, measured_at=datetime.now(timezone.utc).isoformat())
+            entry = dict(measure(), device=hw.device_name, measured_at=datetime.now(timezone.utc).isoformat(),
+                         protocol=CEILINGS_PROTOCOL)
             cache[hw.fingerprint] = entry
             atomic_write_bytes(path, json.dumps(cache, indent=2).encode())
     hw.copy_gbps, hw.matmul_tflops = entry["copy_gbps"], entry["matmul_tflops"]
+    hw.copy_gbps_measured, hw.matmul_tflops_measured = entry["copy_gbps"], entry["matmul_tflops"]
+    hw.ceiling_methods = list(entry.get("methods") or [])
+    hw.ceiling_corrections = []
 
 
 def _read_json(path: Path) -> Dict[str, Any]:
@@ -176,8 +201,29 @@ def summary_lines(hw: Hardware) -> List[str]:
     lines = [f"hardware: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs) as hw={hw.target}"
              + (" [MISMATCH: recorded on this device anyway]" if hw.mismatch else "")]
     if hw.copy_gbps:
-        peak_mm = hw.peak_tflops.get("bfloat16")
-        lines.append(f"ceilings: copy {hw.copy_gbps:.0f} GB/s measured (datasheet {hw.peak_gbps} GB/s), "
-                     f"bf16 matmul {hw.matmul_tflops:.0f} TFLOP/s measured"
-                     + (f" (datasheet {peak_mm} TFLOP/s dense)" if peak_mm else ""))
+        lines += ceiling_lines(hw)
+    return lines
+
+
+def ceiling_lines(hw: Hardware) -> List[str]:
+    """The ceilings in a few lines: each one's value in effect, every method measured (or its
+    error) and any raise by a verified observation."""
+    lines = []
+    for kind, unit, value, measured, peak in (
+            ("copy", "GB/s", hw.copy_gbps, hw.copy_gbps_measured, hw.peak_gbps),
+            ("matmul", "TFLOP/s", hw.matmul_tflops, hw.matmul_tflops_measured, hw.peak_tflops.get("bfloat16"))):
+        if value is None:
+            continue
+        name = "copy" if kind == "copy" else "bf16 matmul"
+        methods = [m for m in hw.ceiling_methods if m.get("ceiling") == kind]
+        each = ", ".join(f"{m['method']} " + (f"{m['value']:.0f}" if m.get("value") is not None else
+                                              f"failed ({m.get('error')})") for m in methods)
+        line = f"ceiling: {name} {value:.0f} {unit}"
+        if measured is not None and value != measured:
+            line += f" (raised from the measured {measured:.0f})"
+        line += f"; measured: best of {each}" if each else " measured"
+        if peak:
+            line += f"; datasheet {peak:.0f} {unit}"
+        lines.append(line)
+    lines += [f"ceiling raised: {c['what']}" for c in hw.ceiling_corrections]
     return lines

@@ -2,7 +2,9 @@
 
 Each job takes one picklable payload and returns a picklable value: :func:`evaluate` and
 :func:`oracle` take a :class:`kernelsynth.contract.JobRequest`; :func:`evaluate` returns a
-:class:`kernelsynth.contract.EvaluateResult`. Nothing here runs in
+:class:`kernelsynth.contract.EvaluateResult`. :func:`ceilings` measures the ceilings;
+:func:`profile` takes a :class:`kernelsynth.contract.ProfileRequest` and runs Nsight Compute on
+:mod:`kernelsynth.profile_driver`. Nothing here runs in
 the parent process: this module imports torch and initialises CUDA.
 """
 
@@ -88,11 +90,37 @@ def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
     return info
 
 
-def ceilings(payload: Dict[str, Any]) -> Dict[str, float]:
-    """Measured ceilings of this GPU: ``copy_gbps`` (device-to-device copy, bytes read + written,
-    GB/s) and ``matmul_tflops`` (bf16 8192^3 matmul, TFLOP/s). See :mod:`kernelsynth.timing`."""
-    return {"copy_gbps": timing.copy_bandwidth_gbps(int(payload.get("copy_bytes", 2 << 30))),
-            "matmul_tflops": timing.matmul_tflops(int(payload.get("matmul_n", 8192)))}
+def ceilings(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """Measured ceilings of this GPU, each the best of several methods
+    (:func:`kernelsynth.timing.measure_ceilings`): ``copy_gbps`` (device-to-device copy, bytes
+    read + written, GB/s), ``matmul_tflops`` (bf16 matmul, TFLOP/s) and ``methods`` (every
+    method's value, or its error). ``payload``: optional ``copy_bytes``, ``matmul_sizes`` and
+    ``cache_dir`` (where the CUDA copy kernel's cubin is cached)."""
+    cache = payload.get("cache_dir")
+    return timing.measure_ceilings(int(payload.get("copy_bytes", 2 << 30)),
+                                   [int(n) for n in payload.get("matmul_sizes", timing.MATMUL_SIZES)],
+                                   Path(cache) if cache else None)
+
+
+def profile(p) -> Dict[str, Any]:
+    """Profile one call of a verified candidate with Nsight Compute (kernelsynth/profiling.py):
+    ``p`` is a :class:`kernelsynth.contract.ProfileRequest`; returns the
+    :class:`kernelsynth.contract.ProfileResult` fields (``profile`` says ``ncu``, or why not).
+    This worker starts ncu on :mod:`kernelsynth.profile_driver` and initialises no CUDA itself."""
+    from . import profiling
+
+    start = time.perf_counter()
+    ncu = profiling.find_ncu(p.ncu)
+    if ncu is None:
+        where = p.ncu or "PATH, " + ", ".join(profiling.NCU_PLACES)
+        return dict(profiling.skipped(f"ncu (Nsight Compute) not found ({where})"),
+                    profile_s=time.perf_counter() - start)
+    workdir = profiling.temp_workdir()
+    try:
+        out = profiling.run_ncu(profiling.request_file(workdir, p), ncu, list(p.metrics), p.timeout_s, workdir)
+    finally:
+        profiling.cleanup(workdir)
+    return dict(out, profile_s=time.perf_counter() - start)
 
 
 #: torch.manual_seed before building the reference and a trusted baseline, so modules that create

@@ -51,6 +51,8 @@ class MergeResult:
     rows: List[Dict[str, Any]] = field(default_factory=list)
     #: observation files left out because their tag did not check (``{"job", "file", "problem", ...}``)
     integrity_events: List[Dict[str, str]] = field(default_factory=list)
+    #: "<task> / <hw>: ceiling raised: ..." for every ceiling a merged observation raised (kernelsynth/ceilings.py)
+    ceiling_lines: List[str] = field(default_factory=list)
 
 
 def job_dirs(paths: List[Path]) -> List[Path]:
@@ -87,6 +89,8 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
     Observation files that fail their integrity check are left out (``integrity_events``)."""
     from hydra.utils import instantiate
 
+    from .ceilings import correct as correct_ceilings
+    from .profiling import mark_unattempted, unattempted
     from .engine import load_task
     from .hardware import Hardware
     from .stages.selection import TRAJECTORY_SCHEMA
@@ -143,10 +147,18 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         selection = instantiate(cfg.selection)
         synthesis: Synthesis = instantiate(cfg.synthesis)
         obs = sorted(g["obs"].values(), key=lambda r: (r["dtype"], r["role"], r["version"], r["config"], r["key"]))
+        # the ceilings in effect from the merged observations: a verified one above a measured
+        # ceiling raises it, as in a single run (kernelsynth/ceilings.py)
+        for c in correct_ceilings(g["hw"], obs, g["spec"].sha256):
+            result.ceiling_lines.append(f"{task} / {target}: ceiling raised: {c['what']}")
+        # a run that attempted no profile (no GPU, exploration.profile=false) says why in its rows
+        why = unattempted(g["hw"].interpret, bool(cfg.exploration.get("profile", True)))
+        if why:
+            mark_unattempted(obs, g["spec"].sha256, why)
         trajectories = selection.run(g["spec"], obs)
         records = synthesis.records(g["spec"], g["hw"], trajectories, obs, run_config)
         parts.append(Part(g["spec"], g["hw"], target, f"data/{task}/{target}-00000-of-00001.parquet",
-                          records, trajectories))
+                          records, trajectories, obs))
         result.parts[(task, target)] = len(records)
         for r in records:
             m = r["metrics"]
@@ -168,7 +180,10 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         "failed_jobs": {str(k): v for k, v in result.failed.items()},
         "observations": result.observations, "records": result.records, "rejected": result.rejected,
         "parts": [{"task": t, "hw": h, "records": n} for (t, h), n in result.parts.items()],
-        "dataset_dir": str(result.dataset_dir), "integrity_events": result.integrity_events}, indent=2).encode())
+        "dataset_dir": str(result.dataset_dir), "integrity_events": result.integrity_events,
+        "ceilings": {f"{p.spec.name}/{p.split}": {"methods": p.hw.ceiling_methods, "corrections": p.hw.ceiling_corrections}
+                     for p in parts},
+        "charts": [c for p in parts for c in p.charts]}, indent=2, default=str).encode())
     return result
 
 
@@ -189,6 +204,8 @@ def report(result: MergeResult) -> List[str]:
         for r in result.rows:
             lines.append("| " + " | ".join("n/a" if r[c] is None else format(r[c], fmt.get(c, "")) for c in cols) + " |")
         lines.append("")
+    for line in result.ceiling_lines:
+        lines.append(line)
     for d, why in result.failed.items():
         lines.append(f"left out {d}: {why}")
     for e in result.integrity_events:

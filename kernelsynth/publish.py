@@ -57,15 +57,15 @@ def check_hub(repo_id: Optional[str]) -> None:
 
 
 def push(dataset_dir: Path, repo_id: str, private: bool = True, commit_message: str = "Add kernelsynth records") -> str:
-    """Create the dataset repo if needed and upload ``dataset_dir`` (card + data files) in one
-    commit. Returns the repo's URL. Raises PublishError with one line on any failure."""
+    """Create the dataset repo if needed and upload ``dataset_dir`` (card, data files and the
+    charts the card embeds) in one commit. Returns the repo's URL. Raises PublishError with one line on any failure."""
     from huggingface_hub import HfApi
 
     try:
         api = HfApi()
         repo = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         api.upload_folder(folder_path=str(dataset_dir), repo_id=repo_id, repo_type="dataset",
-                          commit_message=commit_message, allow_patterns=["README.md", "data/**"])
+                          commit_message=commit_message, allow_patterns=["README.md", "data/**", "charts/*.png"])
     except Exception as e:  # noqa: BLE001 - httpx, HfHubHTTPError, OSError: all mean "not pushed"
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise PublishError(f"{type(e).__name__}: {msg}"[:300]) from e

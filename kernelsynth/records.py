@@ -17,6 +17,7 @@ from datasets import Features, Sequence, Value
 
 from . import __version__, backends
 from .hardware import Hardware
+from .profiling import claim, short_claim
 from .spec import TaskSpec
 
 #: Config keys that describe this machine, not the case; left out of provenance.
@@ -30,7 +31,15 @@ VERSION_FEATURES = {
     "pct_of_copy_ceiling": _f64, "achieved_tflops": _f64, "pct_of_matmul_ceiling": _f64,
     "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "n_regs": _i64,
     "n_spills": _i64, "shared_bytes": _i64, "max_rel_err": _f64, "trials": _i64,
+    # the profile of this config (kernelsynth/profiling.py): "ncu", or "skipped: ..."/"failed: ..."
+    "profile": _str, "ncu_kernel": _str, "ncu_kernels": _i64, "ncu_dram_pct": _f64, "ncu_sm_pct": _f64,
+    "ncu_tensor_pct": _f64, "ncu_occupancy_pct": _f64, "ncu_l2_hit_pct": _f64, "ncu_registers": _i64,
+    "ncu_local_insts": _i64, "ncu_stalls": _str,
 }
+
+#: The profile columns a version of the trajectory carries (observation columns of the same name).
+PROFILE_FIELDS = ("profile", "ncu_kernel", "ncu_kernels", "ncu_dram_pct", "ncu_sm_pct", "ncu_tensor_pct",
+                  "ncu_occupancy_pct", "ncu_l2_hit_pct", "ncu_registers", "ncu_local_insts", "ncu_stalls")
 
 #: One turn of the multi-turn form: TRL / transformers chat format with tool calls. ``tool_calls``
 #: is set on assistant turns that submit a version; ``name`` on tool turns (the tool that answered).
@@ -55,7 +64,11 @@ FEATURES = Features({
     "precision_policy": _str,
     "hardware": {"target": _str, "name": _str, "arch": _str, "sm_count": _i64, "l2_bytes": _i64,
                  "driver": _str, "interpret": _bool, "mismatch": _bool, "copy_gbps": _f64,
-                 "matmul_tflops": _f64, "peak_gbps": _f64, "peak_source": _str},
+                 "matmul_tflops": _f64, "peak_gbps": _f64, "peak_source": _str,
+                 "copy_gbps_measured": _f64, "matmul_tflops_measured": _f64,
+                 "ceiling_methods": [{"ceiling": _str, "method": _str, "value": _f64, "unit": _str,
+                                      "detail": _str, "error": _str}],
+                 "ceiling_note": _str},
     "environment": _str,
     "question": _str,
     "trajectory": [VERSION_FEATURES],
@@ -67,7 +80,8 @@ FEATURES = Features({
                 "speedup_vs_v0": _f64, "speedup_vs_eager": _f64, "speedup_vs_compile": _f64,
                 "achieved_gbps": _f64, "pct_of_copy_ceiling": _f64, "achieved_tflops": _f64,
                 "pct_of_matmul_ceiling": _f64, "n_regs": _i64, "n_spills": _i64,
-                "max_rel_err": _f64, "trials": _i64},
+                "max_rel_err": _f64, "trials": _i64, "ncu_dram_pct": _f64, "ncu_sm_pct": _f64,
+                "ncu_tensor_pct": _f64, "ncu_occupancy_pct": _f64},
     "verification": {"passed": _bool, "performance_verified": _bool, "comparison": _str, "trials": _i64,
                      "shapes": Sequence(_str), "timing_shape": _str, "seed": _i64, "poisoned_outputs": _bool,
                      "precision_policy": _str, "precision_rms": _f64, "precision_honest_rms": _f64,
@@ -87,15 +101,20 @@ FIELD_DOCS = {
     "backend": "backend of the final kernel (triton, cuda)",
     "dtype": "element dtype of the case",
     "precision_policy": "arithmetic precision of reference and candidates in this dtype (e.g. TF32 for float32 convolutions); empty for bit-exact tasks",
-    "hardware": "device the numbers were measured on, with measured ceilings (GB/s, TFLOP/s) and datasheet peak",
+    "hardware": "device the numbers were measured on: the ceilings in effect (copy GB/s, bf16 matmul TFLOP/s), the "
+                "best measured method of each (*_measured), every method measured (ceiling_methods), a raise by a "
+                "verified observation above a measured ceiling (ceiling_note), and the datasheet peak",
     "environment": "Initial Environment: the device, libraries and ceilings, as text",
     "question": "Real Question: the task as posed to the engineer, with the reference code",
-    "trajectory": "versions v0..vN: technique, rationale, code, config and measured metrics (ms, GB/s, % of copy ceiling)",
+    "trajectory": "versions v0..vN: technique, rationale, code, config and measured metrics (ms, GB/s, % of copy "
+                  "ceiling), and the Nsight Compute profile of that config (profile, ncu_*: DRAM, SM and tensor-pipe "
+                  "% of peak, achieved occupancy, L2 hit rate, registers, local-memory instructions, top stalls)",
     "trajectory_text": "Real Trajectory: the versions as prose, every number from the observations",
     "answer": "Real Answer: the final kernel and its measured result",
     "answer_code": "source of the final (fastest verified) kernel",
     "why": "why this case demonstrates the capability",
-    "metrics": "headline numbers: latencies (ms) of eager, torch.compile, v0 and the best version; speedups; GB/s",
+    "metrics": "headline numbers: latencies (ms) of eager, torch.compile, v0 and the best version; speedups; GB/s; "
+               "the best version's ncu DRAM/SM/tensor-pipe % of peak and achieved occupancy",
     "verification": "what was verified: trials, shapes, comparison, seed; performance_verified is false without timings",
     "messages": "the case as a chat (system, user, assistant) for fine-tuning",
     "agent_messages": "the case as an agent trajectory: the assistant submits each version through a tool call, "
@@ -120,11 +139,31 @@ def environment_text(hw: Hardware) -> str:
     l2 = f", {hw.l2_bytes / 2**20:.0f} MiB L2" if hw.l2_bytes else ""
     text = (f"GPU: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs{l2}), driver {hw.driver}, CUDA {hw.cuda_runtime}, "
             f"torch {hw.torch}, Triton {hw.triton}. Measured ceilings: device-to-device copy "
-            f"{_fmt(hw.copy_gbps, '.0f')} GB/s (datasheet {_fmt(hw.peak_gbps, '.0f')} GB/s), "
-            f"bf16 matmul {_fmt(hw.matmul_tflops, '.0f')} TFLOP/s.")
+            f"{_fmt(hw.copy_gbps, '.0f')} GB/s{_methods(hw, 'copy')} (datasheet {_fmt(hw.peak_gbps, '.0f')} GB/s), "
+            f"bf16 matmul {_fmt(hw.matmul_tflops, '.0f')} TFLOP/s{_methods(hw, 'matmul')}.")
+    note = ceiling_note(hw)
+    if note:
+        text += " " + note
     if hw.mismatch:
         text += f" Note: requested target hw={hw.target}, recorded on this device instead."
     return text
+
+
+def _methods(hw: Hardware, kind: str) -> str:
+    """' (best of torch_copy 4247, triton_stream 4133 GB/s)': the measured methods of a ceiling."""
+    ms = [m for m in hw.ceiling_methods if m.get("ceiling") == kind and m.get("value") is not None]
+    if len(ms) < 2:
+        return ""
+    return " (best of " + ", ".join(f"{m['method']} {m['value']:.0f}" for m in ms) + f" {ms[0]['unit']})"
+
+
+def ceiling_note(hw: Hardware) -> Optional[str]:
+    """The sentence a record carries when a verified observation raised a ceiling
+    (kernelsynth/ceilings.py), None otherwise."""
+    if not hw.ceiling_corrections:
+        return None
+    return " ".join(f"Ceiling raised by a measurement: {c['what']}; percentages of the {c['ceiling']} ceiling "
+                    f"are of {c['raised_to']:.0f} {c['unit']}." for c in hw.ceiling_corrections)
 
 
 def candidate_code(c) -> str:
@@ -176,7 +215,7 @@ def tool_result(o: Dict[str, Any], comparison: str) -> Dict[str, Any]:
     out: Dict[str, Any] = {"version": o["version"], "config": json.loads(o["config"]), "verified": True,
                            "comparison": comparison, "trials": o["trials"], "max_rel_err": o["max_rel_err"]}
     for k in ("median_ms", "p20_ms", "p80_ms", "achieved_gbps", "pct_of_copy_ceiling", "achieved_tflops",
-              "pct_of_matmul_ceiling", "n_regs", "n_spills"):
+              "pct_of_matmul_ceiling", "n_regs", "n_spills") + PROFILE_FIELDS:
         if o.get(k) is not None:
             out[k] = o[k]
     if o["median_ms"] is None:
@@ -230,6 +269,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             "pct_of_matmul_ceiling": o.get("pct_of_matmul_ceiling"), "speedup_vs_v0": _ratio(v0_ms, ms),
             "speedup_vs_eager": _ratio(eager_ms, ms), "n_regs": o["n_regs"], "n_spills": o["n_spills"],
             "shared_bytes": o["shared_bytes"], "max_rel_err": o["max_rel_err"], "trials": o["trials"],
+            **{k: o.get(k) for k in PROFILE_FIELDS},
         })
         line = f"{c.version} ({c.technique}). {rationale} "
         if timed:
@@ -240,6 +280,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             line += "."
             if o["n_regs"] is not None:
                 line += f" Compiled to {o['n_regs']} registers/thread, {o['n_spills']} spills."
+            if claim(o):
+                line += " " + claim(o)
         else:
             line += f"Verified with config {o['config']} on {o['trials']} trials."
         if verdict == "no gain":
@@ -265,6 +307,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             answer += f", {_ratio(compile_ms, best['median_ms']):.2f}x torch.compile ({compile_ms:.4f} ms)"
         answer += f". Verified bit-for-bit on {trials} trials." if spec.comparison == "exact" else \
             f". Verified on {trials} trials, max relative error {best['max_rel_err']:.2e}."
+        if best.get("profile") == "ncu":
+            answer += " " + claim(best)
     else:
         answer = (f"{DRAFT} Final kernel: {best['version']} ({best_c.technique}), config {best['config']}, "
                   f"chosen by ladder order (the last version of the ladder; every version verified), not by "
@@ -273,6 +317,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     if timed:
         why = spec.why.strip() + (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first "
                                   f"version and {best['pct_of_copy_ceiling']:.1f}% of the copy ceiling.")
+        if short_claim(best):
+            why += f" Profiled ({best['version']}, one call): {short_claim(best)}."
     else:
         why = (f"{DRAFT} The case shows {len(chosen)} versions of a kernel for {spec.name} ({dtype}) that "
                f"agree with the reference on {trials} trials over fresh random inputs, ragged shapes included; "
@@ -293,7 +339,11 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
         "hardware": {"target": hw.target, "name": hw.device_name, "arch": hw.arch, "sm_count": hw.sm_count,
                      "l2_bytes": hw.l2_bytes, "driver": hw.driver, "interpret": hw.interpret,
                      "mismatch": hw.mismatch, "copy_gbps": hw.copy_gbps, "matmul_tflops": hw.matmul_tflops,
-                     "peak_gbps": hw.peak_gbps, "peak_source": hw.peak_source},
+                     "peak_gbps": hw.peak_gbps, "peak_source": hw.peak_source,
+                     "copy_gbps_measured": hw.copy_gbps_measured, "matmul_tflops_measured": hw.matmul_tflops_measured,
+                     "ceiling_methods": [{k: m.get(k) for k in ("ceiling", "method", "value", "unit", "detail", "error")}
+                                         for m in hw.ceiling_methods],
+                     "ceiling_note": ceiling_note(hw)},
         "environment": environment_text(hw), "question": question, "trajectory": versions,
         "trajectory_text": trajectory_text, "answer": answer, "answer_code": answer_code, "why": why,
         "metrics": {"eager_ms": eager_ms, "compile_ms": compile_ms, "v0_ms": v0_ms,
@@ -305,7 +355,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
                     "achieved_tflops": best.get("achieved_tflops"),
                     "pct_of_matmul_ceiling": best.get("pct_of_matmul_ceiling"),
                     "n_regs": best["n_regs"], "n_spills": best["n_spills"], "max_rel_err": best["max_rel_err"],
-                    "trials": trials},
+                    "trials": trials, "ncu_dram_pct": best.get("ncu_dram_pct"), "ncu_sm_pct": best.get("ncu_sm_pct"),
+                    "ncu_tensor_pct": best.get("ncu_tensor_pct"), "ncu_occupancy_pct": best.get("ncu_occupancy_pct")},
         "verification": {"passed": True, "performance_verified": bool(traj["performance_verified"]),
                          "comparison": spec.comparison, "trials": trials,
                          "shapes": ["x".join(str(v) for v in s.values()) for s in json.loads(best["verify_shapes"])],

@@ -83,6 +83,21 @@ OBSERVATION_SCHEMA = pa.schema([
     ("compile_s", pa.float64()),          # CUDA: NVRTC seconds (cubin load time on a disk-cache hit)
     ("compile_cached", pa.bool_()),       # CUDA: the cubin came from the disk cache (compile_s is a load)
     ("peak_mem_bytes", pa.int64()),
+    # the profile of a version's fastest config (kernelsynth/profiling.py; contract.ProfileResult)
+    ("profile", pa.string()),             # "ncu", or "skipped: <why>" / "failed: <why>"
+    ("ncu_kernel", pa.string()),          # the kernel the ncu numbers are of (the longest of one call)
+    ("ncu_kernels", pa.int64()),          # kernels one call launched
+    ("ncu_duration_ms", pa.float64()),    # their GPU time under the profiler (replayed: not a latency)
+    ("ncu_dram_pct", pa.float64()),       # DRAM throughput, % of peak sustained
+    ("ncu_sm_pct", pa.float64()),         # SM throughput, % of peak sustained
+    ("ncu_tensor_pct", pa.float64()),     # tensor pipe active cycles, % of peak sustained
+    ("ncu_occupancy_pct", pa.float64()),  # achieved occupancy (active warps), % of the SM's maximum
+    ("ncu_l2_hit_pct", pa.float64()),     # L2 sector hit rate, %
+    ("ncu_registers", pa.int64()),        # registers per thread (launch)
+    ("ncu_local_insts", pa.int64()),      # local-memory load + store instructions executed (spills)
+    ("ncu_stalls", pa.string()),          # top stall reasons, cycles per issued instruction
+    ("ncu_metrics", pa.string()),         # every metric read, JSON {name: value}
+    ("profile_s", pa.float64()),          # the profile job, seconds
     ("verify_s", pa.float64()),           # the correctness protocol (all verify trials), seconds
     ("timing_s", pa.float64()),           # the timed measurement and its integrity checks, seconds
     ("wall_s", pa.float64()),             # the whole job, in the worker

@@ -45,7 +45,7 @@ def _first_line(o):
 def gpu_obs(tmp_path_factory):
     """One engine run of tests/adversarial/gpu/spec.yaml: {version: observation}."""
     run_dir = tmp_path_factory.mktemp("gpu_adversarial")
-    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2",
+    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2", "exploration.profile=false",
                    f"task.spec={ADV / 'gpu'}", f"cache_dir={run_dir / 'cache'}"])
     return {o["version"]: o for o in engine.run(cfg, run_dir).observations}
 
@@ -135,7 +135,7 @@ CONV = import_file(ROOT / "specs" / "conv_relu_maxpool" / "reference.py")
 def gpu_conv(tmp_path_factory):
     """One engine run of tests/adversarial/gpu/conv.yaml: ({version: observation}, trajectories)."""
     run_dir = tmp_path_factory.mktemp("gpu_conv_adversarial")
-    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2",
+    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2", "exploration.profile=false",
                    f"task.spec={ADV / 'gpu' / 'conv.yaml'}", f"cache_dir={run_dir / 'cache'}"])
     res = engine.run(cfg, run_dir)
     return {o["version"]: o for o in res.observations}, res.trajectories
@@ -230,7 +230,7 @@ CONV_GPU_HONEST = ["v0", "honest_tf32", "honest_split_k", "honest_prepacked", "h
 def gpu_conv_obs(tmp_path_factory):
     """One engine run of tests/adversarial/gpu/conv_precision.yaml: {(version, dtype): [observations]}."""
     run_dir = tmp_path_factory.mktemp("gpu_conv_precision")
-    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2",
+    cfg = compose(["hw=auto", "exploration.progress=false", "exploration.trials=2", "exploration.profile=false",
                    f"task.spec={ADV / 'gpu' / 'conv_precision.yaml'}", f"cache_dir={run_dir / 'cache'}"])
     obs = {}
     for o in engine.run(cfg, run_dir).observations:

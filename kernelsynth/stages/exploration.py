@@ -9,21 +9,25 @@ The contract is references/EXPLORATION.md.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from .. import __version__, backends
+from .. import profiling
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..cache import CompileCache
+from ..ceilings import correct as correct_ceilings, derive
 from ..config import ExplorationConfig as _D  # the defaults, written once
-from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, result_columns
-from ..hardware import Hardware, load_or_measure_ceilings
+from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns
+from ..hardware import Hardware, ceiling_lines, load_or_measure_ceilings
 from ..errors import UserError
 from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
@@ -61,7 +65,9 @@ class Exploration:
                  workers: Optional[int] = _D.workers, interpreter_max_configs: int = _D.interpreter_max_configs,
                  baselines: bool = _D.baselines, progress: bool = _D.progress,
                  extra_candidates: Optional[List[str]] = None, fresh_worker: str = _D.fresh_worker,
-                 screen_sources: bool = _D.screen_sources, sandbox: Any = None):
+                 screen_sources: bool = _D.screen_sources, sandbox: Any = None, profile: bool = _D.profile,
+                 profile_timeout_s: float = _D.profile_timeout_s, profile_budget_s: float = _D.profile_budget_s,
+                 ncu: Optional[str] = _D.ncu):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
@@ -76,6 +82,8 @@ class Exploration:
         self.sandbox = SandboxSettings.of(sandbox)
         #: the last run's compile cache report (run.json ``compile_cache``; kernelsynth/cache.py)
         self.cache_report: Optional[Dict[str, Any]] = None
+        self.profile, self.profile_timeout_s, self.profile_budget_s = profile, profile_timeout_s, profile_budget_s
+        self.ncu = ncu
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
@@ -169,11 +177,13 @@ class Exploration:
         with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache) as pool:
             if not hw.interpret:
                 def measure():
-                    res = pool.run("ceilings", {})
+                    res = pool.run("ceilings", {"cache_dir": str(cache_dir)})
                     if not res.ok:
                         raise RuntimeError(f"measuring the ceilings failed ({res.fault}): {res.error}")
                     return res.value
                 load_or_measure_ceilings(hw, cache_dir, measure)
+                for line in ceiling_lines(hw):
+                    log.info(line)
             for attempt in range(2):  # a second pass re-runs jobs whose files failed at consolidation
                 todo = [j for j in jobs if not store.has(j.key)]
                 if attempt == 0 and len(todo) < len(jobs):
@@ -188,6 +198,11 @@ class Exploration:
                                 event["file"], event["problem"])
                 if len(store.events) == n_events:
                     break
+        rows = self._profile(spec, hw, store, rows, jobs, env, sandbox)
+        # Ceilings that are ceilings: a verified observation above one raises it (kernelsynth/ceilings.py);
+        # the shards keep the columns as measured, the consolidated table and what follows use the raise.
+        for c in correct_ceilings(hw, rows, spec.sha256):
+            log.warning("ceiling raised: %s", c["what"])
         # One consolidated table for users and plots; the shards stay the source of truth for resume.
         store.write_consolidated(rows)
         self.cache_report = cache.report()
@@ -197,6 +212,57 @@ class Exploration:
                  c["promoted"], c["refused"], c["discarded"])
         for e in c["events"]:
             log.warning("compile cache: %s %s: %s", e["job"], e["entry"], e["problem"])
+        return rows
+
+    def _profile(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, rows: List[Dict[str, Any]],
+                 jobs: List[Job], env: Dict[str, str], sandbox: Sandbox) -> List[Dict[str, Any]]:
+        """The profile step (kernelsynth/profiling.py): Nsight Compute on one call of each version's
+        fastest verified config, in a fresh worker that timed nothing, after every timing. Each
+        target's observation gets the ``profile`` and ``ncu_*`` columns; on a GPU its file is
+        rewritten with them and kept on resume (kernelsynth/profiling.py, ``needs_profile``).
+        Skipped, with the reason in ``profile``: without ncu or its permission, past
+        ``profile_budget_s`` (written to the file too), without a GPU or with
+        ``exploration.profile=false`` (the rows only: nothing was attempted)."""
+        targets = [o for o in profiling.profile_targets(rows, spec.sha256) if profiling.needs_profile(o)]
+        order = list(getattr(spec, "dtypes", []))  # the spec's first dtype is profiled first (under a budget)
+        targets.sort(key=lambda o: (order.index(o["dtype"]) if o["dtype"] in order else len(order), o["version"]))
+        if not targets:
+            return rows
+        requests = {j.key: j.request for j in jobs}
+        reason = profiling.unattempted(hw.interpret, self.profile)
+        if reason is not None:  # nothing to attempt: the rows say why, the files stay as they are
+            profiling.mark_unattempted(rows, spec.sha256, reason)
+            log.info("profile step skipped: %s", reason)
+            return rows
+        results: Dict[str, Dict[str, Any]] = {}
+        todo = [o for o in targets if o["key"] in requests and requests[o["key"]].timing_shape]
+        started = time.monotonic()
+        with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s + 60, sandbox=sandbox) if todo \
+                else contextlib.nullcontext() as pool:
+            for o in todo:
+                spent = time.monotonic() - started
+                if spent > self.profile_budget_s:
+                    results[o["key"]] = profiling.skipped(
+                        f"the profile budget (exploration.profile_budget_s={self.profile_budget_s:.0f}) was spent")
+                    continue
+                req = ProfileRequest(requests[o["key"]], list(profiling.METRICS), self.ncu,
+                                     min(self.profile_timeout_s, self.profile_budget_s - spent + 30))
+                res = pool.run("profile", req)
+                results[o["key"]] = res.value if res.ok else {
+                    "profile": f"failed: profile job {res.fault}: {res.error.splitlines()[0] if res.error else ''}"[:1000]}
+                log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
+                         profiling.claim(dict(o, **results[o["key"]])) or results[o["key"]].get("profile"))
+                if str(results[o["key"]].get("profile", "")).startswith("skipped"):
+                    # ncu missing or refused: the same for every target of this run
+                    for rest in todo[todo.index(o) + 1:]:
+                        results[rest["key"]] = dict(results[o["key"]])
+                    break
+        columns = profile_columns()
+        by_key = {o["key"]: o for o in rows}
+        for key, res in results.items():
+            row = by_key[key]
+            row.update({c: res.get(c) for c in columns})
+            store.append(row)  # attempted on the GPU: kept with the observation (same key, new tag)
         return rows
 
     def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool,
@@ -327,18 +393,7 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
     row.update({k: getattr(v, k) for k in result_columns()})
     row["fault"] = (Fault.OK if v.verdict == "accepted" else Fault.WRONG_OUTPUT).value
     ms = row["median_ms"]
-    if ms and row["bytes"]:
-        row["achieved_gbps"] = row["bytes"] / (ms * 1e-3) / 1e9
-        if hw.copy_gbps:
-            row["pct_of_copy_ceiling"] = 100.0 * row["achieved_gbps"] / hw.copy_gbps
-            row["floor_ms"] = row["bytes"] / (hw.copy_gbps * 1e9) * 1e3
-    if ms and row["flops"]:
-        row["achieved_tflops"] = row["flops"] / (ms * 1e-3) / 1e12
-        if hw.matmul_tflops:
-            row["pct_of_matmul_ceiling"] = 100.0 * row["achieved_tflops"] / hw.matmul_tflops
-            # compute floor: FLOPs at the measured bf16 tensor-core rate (TF32 and float32 peak lower,
-            # so this floor is conservative for them)
-            row["floor_ms"] = max(row.get("floor_ms") or 0.0, row["flops"] / (hw.matmul_tflops * 1e12) * 1e3)
+    derive(row, hw)  # achieved GB/s and TFLOP/s, % of the ceilings, roofline floor (kernelsynth/ceilings.py)
     if row["verdict"] == "accepted" and ms:
         problem = timing_integrity(row)
         if problem:

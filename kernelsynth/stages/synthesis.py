@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -34,7 +34,9 @@ class Part:
     """The records of one task on one hardware target: one data file, one split of the task's config.
 
     ``path``: the Parquet file, relative to the dataset folder. ``trajectories``: selection's
-    verdicts for this task and target (the card lists the rejected ones with their reasons)."""
+    verdicts for this task and target (the card lists the rejected ones with their reasons).
+    ``observations``: those the trajectories point to (the charts are drawn from them);
+    ``charts``: filled by :func:`write_dataset` (kernelsynth/charts.py entries)."""
 
     spec: TaskSpec
     hw: Hardware
@@ -42,6 +44,8 @@ class Part:
     path: str
     records: List[Dict[str, Any]]
     trajectories: List[Dict[str, Any]]
+    observations: List[Dict[str, Any]] = field(default_factory=list)
+    charts: List[Dict[str, Any]] = field(default_factory=list)
 
 
 class Synthesis:
@@ -49,6 +53,8 @@ class Synthesis:
 
     def __init__(self, dataset_dir: str = _D.dataset_dir, split: str = _D.split, system_prompt: str = _D.system_prompt):
         self.dataset_dir, self.split, self.system_prompt = dataset_dir, split, system_prompt
+        #: the charts of the last :meth:`run` (kernelsynth/charts.py entries), for run.json
+        self.charts: List[Dict[str, Any]] = []
 
     def records(self, spec: TaskSpec, hw: Hardware, trajectories: List[Dict[str, Any]],
                 observations: List[Dict[str, Any]], run_config: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -61,16 +67,21 @@ class Synthesis:
         """Render and write the dataset of one run; returns its folder."""
         records = self.records(spec, hw, trajectories, observations, run_config)
         out = Path(run_dir) / self.dataset_dir
-        write_dataset(out, [Part(spec, hw, self.split, f"data/{self.split}-00000-of-00001.parquet", records,
-                                 trajectories)])
+        part = Part(spec, hw, self.split, f"data/{self.split}-00000-of-00001.parquet", records, trajectories,
+                    observations)
+        write_dataset(out, [part])
+        self.charts = part.charts
         log.info("synthesis: %d records (%d trajectories rejected) -> %s", len(records),
                  sum(not t["accepted"] for t in trajectories), out)
         return out
 
 
 def write_dataset(out: Path, parts: List[Part]) -> None:
-    """Write every part's Parquet file (against FEATURES) and the card into ``out``, replacing
-    what an earlier synthesis left in ``out/data``. Raises ValueError when two records share an id."""
+    """Write every part's Parquet file (against FEATURES), its charts (``out/charts/``,
+    kernelsynth/charts.py; ``part.charts`` says what was drawn or why not) and the card into
+    ``out``, replacing what an earlier synthesis left in ``out/data`` and ``out/charts``. Raises
+    ValueError when two records share an id."""
+    from .. import charts
     from datasets import Dataset, disable_progress_bars
 
     disable_progress_bars()  # a bar per tiny file on stderr buries the run's own messages
@@ -79,8 +90,9 @@ def write_dataset(out: Path, parts: List[Part]) -> None:
     if dup:
         raise ValueError(f"record ids are not unique: {dup}")
     data = Path(out) / "data"
-    if data.exists():
-        shutil.rmtree(data)
+    for old in (data, Path(out) / "charts"):
+        if old.exists():
+            shutil.rmtree(old)
     digests = {}
     for p in parts:
         final = Path(out) / p.path
@@ -92,8 +104,22 @@ def write_dataset(out: Path, parts: List[Part]) -> None:
         group_readable(tmp)
         tmp.replace(final)
         digests.setdefault(p.spec.name, hashlib.sha256()).update(final.read_bytes())
+        p.charts = charts.draw(Path(out) / "charts", p.spec.name, p.hw, p.trajectories, p.observations)
     atomic_write_bytes(Path(out) / "README.md",
                        dataset_card(parts, {t: h.hexdigest() for t, h in digests.items()}).encode())
+
+
+def chart_lines(p: Part) -> List[str]:
+    """The card's charts of one part: each drawn chart embedded, each skipped one's reason once."""
+    lines = []
+    drawn = [c for c in p.charts if c["path"]]
+    if drawn:
+        lines += ["", "Charts (measured values; roofline: achieved rate against the ceilings, ladder: latency beside "
+                  "eager and torch.compile):", ""]
+        lines += [f"![{c['task']} {c['dtype']} {c['kind']}]({c['path']})" for c in drawn]
+    reasons = sorted({c["reason"] for c in p.charts if c["reason"]})
+    lines += [""] + [f"Charts not drawn: {r}." for r in reasons] if reasons else []
+    return lines
 
 
 def size_category(n: int) -> str:
@@ -150,6 +176,7 @@ def dataset_card(parts: List[Part], digests: Dict[str, str]) -> str:
             lines.append(f"| {r['id']} | {r['dtype']} | {m['best_version']} | {f(m['best_ms'], '.4f')} | "
                          f"{f(m['speedup_vs_v0'], '.2f')} | {f(m['speedup_vs_eager'], '.2f')} | "
                          f"{f(m['speedup_vs_compile'], '.2f')} | {f(m['pct_of_copy_ceiling'], '.1f')} |")
+        lines += chart_lines(p)
         rejected = [t for t in p.trajectories if not t["accepted"]]
         if rejected:
             lines += ["", "Rejected trajectories:", ""]
