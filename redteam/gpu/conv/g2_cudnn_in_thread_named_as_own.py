@@ -1,0 +1,100 @@
+"""GPU cheat, class 3: F.conv2d (cuDNN) runs in a thread started and joined inside forward (the
+operator census's dispatch mode is thread-local; torch.profiler by default records CPU operators of
+the profiling thread only), and the names of the kernels that conv launches -- found once per shape
+by profiling it in that thread -- are given to placeholder @triton.jit functions of this module,
+so the launched-kernel census takes cuDNN's kernels for the candidate's own. Triton epilogue for
+bias + ReLU + pool.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu_pool(Cv, B, Y, K, H, W, PH, PW, total, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < total
+    pw = i % PW
+    ph = (i // PW) % PH
+    nk = i // (PW * PH)
+    k = nk % K
+    base = (nk.to(tl.int64) * H + 2 * ph) * W + 2 * pw
+    a = tl.load(Cv + base, mask=m, other=0.0).to(tl.float32)
+    b_ = tl.load(Cv + base + 1, mask=m, other=0.0).to(tl.float32)
+    c = tl.load(Cv + base + W, mask=m, other=0.0).to(tl.float32)
+    d = tl.load(Cv + base + W + 1, mask=m, other=0.0).to(tl.float32)
+    bias = tl.load(B + k, mask=m, other=0.0).to(tl.float32)
+    v = tl.maximum(tl.maximum(tl.maximum(a, b_), tl.maximum(c, d)) + bias, 0.0)
+    tl.store(Y + i, v.to(Y.dtype.element_ty), mask=m)
+
+
+def relu_pool(conv_map, b, out_dtype):
+    N, K, H, W = conv_map.shape
+    PH, PW = H // 2, W // 2
+    y = torch.empty((N, K, PH, PW), dtype=out_dtype, device=conv_map.device)
+    total = y.numel()
+    if total:
+        _relu_pool[(triton.cdiv(total, 256),)](conv_map.contiguous(), b, y, K, H, W, PH, PW, total, BLOCK=256)
+    return y
+
+
+import re
+import threading
+import types
+
+
+def _placeholder(X):
+    pass
+
+
+_SEEN = set()
+_NAMED = {}
+
+
+def _base(name):
+    head = name.split("(", 1)[0].strip()
+    head = re.sub(r"<.*>$", "", head)
+    head = head.split(" ")[-1]
+    return head.split("::")[-1]
+
+
+def _own(name):
+    if name and name not in _NAMED:
+        jf = triton.jit(types.FunctionType(_placeholder.__code__, globals(), "_placeholder"))
+        jf.__name__ = name
+        _NAMED[name] = jf
+        globals()["_own_%d" % len(_NAMED)] = jf
+
+
+class ModelNew(torch.nn.Module):
+
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=True)
+
+    def forward(self, x):
+        box = []
+        w = self.conv.weight.detach()
+        key = (tuple(x.shape), x.dtype, x.device.type)
+
+        def work():
+            with torch.no_grad():
+                if key not in _SEEN and x.is_cuda:
+                    _SEEN.add(key)
+                    try:
+                        from torch.profiler import ProfilerActivity, profile
+                        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                            torch.nn.functional.conv2d(x, w, None, padding=1)
+                            torch.cuda.synchronize()
+                        for e in prof.events():
+                            if str(e.device_type).endswith("CUDA"):
+                                _own(_base(e.name))
+                    except Exception:
+                        pass
+                box.append(torch.nn.functional.conv2d(x, w, None, padding=1))
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        return relu_pool(box[0], self.conv.bias.detach(), x.dtype)
