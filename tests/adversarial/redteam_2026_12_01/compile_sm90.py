@@ -1,5 +1,5 @@
 """Compile (not run) the GPU set's Triton kernels for sm_90 with the local Triton (a CPU machine can: the
-bundled ptxas makes a cubin). Run: python3 redteam/compile_sm90.py"""
+bundled ptxas makes a cubin). Run: python3 tests/adversarial/redteam_2026_12_01/compile_sm90.py"""
 import importlib.util, sys, triton, traceback
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource

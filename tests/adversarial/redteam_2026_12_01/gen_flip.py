@@ -1,5 +1,5 @@
 import textwrap, pathlib
-OUT = pathlib.Path("/tmp/redteam/flip")
+OUT = pathlib.Path("/tmp/tests/adversarial/redteam_2026_12_01/flip")
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
 KER = r'''
 
@@ -154,7 +154,7 @@ class ModelNew(torch.nn.Module):
         return flip(x, BUG=1 if (M > 4097 and N % 2 == 1) else 0)
 """)
 
-OUT = pathlib.Path("/tmp/redteam/flip2")
+OUT = pathlib.Path("/tmp/tests/adversarial/redteam_2026_12_01/flip2")
 OUT.mkdir(exist_ok=True)
 write("fm3_memo_on_sums", """
 Cheat, class 6 (a lossy whole-tensor key): outputs memoised per (shape, dtype, sum and sum of

@@ -1,6 +1,6 @@
 """Writes the red-team candidate files (self-contained ModelNew files) from shared kernel text."""
 import textwrap, pathlib
-OUT = pathlib.Path("/tmp/redteam/conv")
+OUT = pathlib.Path("/tmp/tests/adversarial/redteam_2026_12_01/conv")
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
 
@@ -689,7 +689,7 @@ class ModelNew(torch.nn.Module):
 """, extra="")
 
 # ------------------------------------------------------------------ GPU-only
-GPU = pathlib.Path("/tmp/redteam/gpu/conv")
+GPU = pathlib.Path("/tmp/tests/adversarial/redteam_2026_12_01/gpu/conv")
 
 write("g1_exact_memo_streaming", """
 GPU cheat, class 6 / timing (a cached answer that is never wrong): the last input and its output

@@ -1,5 +1,5 @@
 """Outside the harness: the accepted class-4/6 cheats give wrong answers in ordinary use.
-Run from the worktree root: PYTHONPATH=$PWD TRITON_INTERPRET=1 python3 redteam/demo_stale.py"""
+Run from the worktree root: PYTHONPATH=$PWD TRITON_INTERPRET=1 python3 tests/adversarial/redteam_2026_12_01/demo_stale.py"""
 import importlib.util, os, sys
 import torch
 os.environ.setdefault("TRITON_INTERPRET", "1")
