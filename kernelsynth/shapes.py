@@ -101,7 +101,8 @@ def is_large_ragged(value: int, low: int = LARGE_MIN, multiple_of: int = 1) -> b
 
 
 def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, budget: int,
-                     low: int = LARGE_MIN, constraints: Optional[Constraints] = None) -> List[Dict[str, int]]:
+                     low: int = LARGE_MIN, constraints: Optional[Constraints] = None,
+                     pack: bool = True) -> List[Dict[str, int]]:
     """Shapes that make every dim large and ragged somewhere (references/VERIFICATION.md, rule 12).
 
     For each dim (in the order of the shapes' keys) that no shape of ``shapes`` already gives a
@@ -113,7 +114,8 @@ def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, bud
     ``budget``, and the dim is left out when even ``low`` does not fit. Planned per dim, so a dim
     that only ever appears small (a channel count, a batch) gets a large value; packed, so a task
     of five dims needs two or three new shapes rather than five (each new shape is a new
-    specialisation a JIT-compiled candidate compiles inside the protocol's time).
+    specialisation a JIT-compiled candidate compiles inside the protocol's time). ``pack=False``
+    (the interpreter, which compiles nothing and pays for every element) keeps one shape per dim.
 
     ``shapes``: dicts of named positive dims, all with the same names (the listed shapes and any
     derived ones already planned). ``constraints``: per dim a ``min`` and a ``multiple_of``
@@ -130,7 +132,7 @@ def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, bud
         mult = int((constraints or {}).get(n, {}).get("multiple_of", 1))
         if any(is_large_ragged(s[n], low, mult) for s in list(shapes) + out):
             continue
-        if out:  # packed into the previous large shape when the drawn value still fits the budget
+        if out and pack:  # packed into the previous large shape when the drawn value still fits the budget
             last = out[-1]
             packed = value // mult
             packed = (packed - (1 - packed % 2)) * mult

@@ -96,7 +96,8 @@ class Exploration:
         derived = derived_shapes(listed, self.seed, constraints=spec.constraints) if spec.derived_shapes else []
         if spec.derived_shapes:  # every dim large and ragged in some shape (VERIFICATION.md rule 12)
             high, budget = LARGE_DIM_PLAN["interpret" if hw.interpret else "gpu"]
-            derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints)
+            derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints,
+                                        pack=not hw.interpret)
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:
