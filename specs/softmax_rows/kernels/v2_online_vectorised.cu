@@ -8,8 +8,8 @@
 // BLOCK 256) are read from DRAM once and written once, 2 * M * N * itemsize bytes; the part of a
 // longer row beyond the cache is read again for the output (from L2 while the row is fresh).
 // The (m, s) pairs are combined with warp shuffles (__shfl_xor_sync, no shared memory), then
-// across the block's warps through BLOCK / 32 shared slots. All arithmetic in float32; one
-// rounding to the element type at the store.
+// across the block's warps through BLOCK / 32 shared slots. All arithmetic in float32 (expf for
+// float32 data, the faster __expf for 2-byte types); one rounding to the element type at the store.
 //
 // Rows whose length is not a multiple of VEC (or unaligned pointers) take the same code with
 // one element per access instead of one vector. Compiled by NVRTC; KS_T is the element type,
@@ -31,6 +31,15 @@
 constexpr int VEC = 16 / sizeof(KS_T);          // elements per 16-byte vector
 constexpr int WARPS = BLOCK / 32;
 #define NEG_INF __int_as_float(0xff800000)
+
+// float32: expf (about 1 ulp, like PyTorch's softmax; __expf's error grows with |x| and a float32
+// softmax built on it is measurably less precise -- the precision rule, VERIFICATION.md rule 23,
+// compares the two). 2-byte types: __expf (ex2.approx), whose error is far below their rounding at
+// the store, and cheaper.
+__device__ __forceinline__ float ks_exp(float v) {
+    if constexpr (sizeof(KS_T) == 4) return expf(v);
+    else return __expf(v);
+}
 
 __device__ __forceinline__ float ks_f(float v) { return v; }
 __device__ __forceinline__ float ks_f(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -69,7 +78,7 @@ __device__ __forceinline__ void store_unit(KS_T* __restrict__ p, const float* v)
 __device__ __forceinline__ void combine(float& m, float& s, float m2, float s2) {
     float mn = fmaxf(m, m2);
     if (mn == NEG_INF) return;
-    s = s * __expf(m - mn) + s2 * __expf(m2 - mn);
+    s = s * ks_exp(m - mn) + s2 * ks_exp(m2 - mn);
     m = mn;
 }
 
@@ -81,8 +90,8 @@ __device__ __forceinline__ void online(const float* v, float& m, float& s) {
     float mn = fmaxf(m, vm);
     float acc = 0.f;
 #pragma unroll
-    for (int i = 0; i < W; ++i) acc += __expf(v[i] - mn);
-    s = (m == NEG_INF ? 0.f : s * __expf(m - mn)) + acc;
+    for (int i = 0; i < W; ++i) acc += ks_exp(v[i] - mn);
+    s = (m == NEG_INF ? 0.f : s * ks_exp(m - mn)) + acc;
     m = mn;
 }
 
@@ -137,7 +146,7 @@ __device__ __forceinline__ void softmax_row(const KS_T* __restrict__ xr, KS_T* _
         if (u < n_units) {
             float o[W];
 #pragma unroll
-            for (int i = 0; i < W; ++i) o[i] = __expf(cache[c][i] - m) * inv;
+            for (int i = 0; i < W; ++i) o[i] = ks_exp(cache[c][i] - m) * inv;
             store_unit<W>(yr + (long long)u * W, o);
         }
     }
@@ -145,7 +154,7 @@ __device__ __forceinline__ void softmax_row(const KS_T* __restrict__ xr, KS_T* _
         float v[W];
         load_unit<W>(xr + (long long)u * W, v);
 #pragma unroll
-        for (int i = 0; i < W; ++i) v[i] = __expf(v[i] - m) * inv;
+        for (int i = 0; i < W; ++i) v[i] = ks_exp(v[i] - m) * inv;
         store_unit<W>(yr + (long long)u * W, v);
     }
 }
