@@ -1,8 +1,8 @@
 """embedding_gather v2: Triton, BLOCK_T tokens per program, 2D tiles of BLOCK_T x BLOCK_D.
 
 A program loads BLOCK_T ids at once and moves a BLOCK_T x BLOCK_D tile per loop step: with
-BLOCK_T = 8 and BLOCK_D = 512 that is 4096 elements (8 KiB in bfloat16, 16 bytes per thread
-per access with 8 warps) in flight per step instead of v1's single row chunk, and a grid T / 8
+BLOCK_T = 8 and BLOCK_D = 512 that is 4096 elements (8 KiB in bfloat16: 16 elements, two
+16-byte accesses, per thread with 8 warps) in flight per step instead of v1's single row chunk, and a grid T / 8
 programs long, so fewer, fatter programs keep more bytes outstanding per SM. Output stores are
 marked evict-first (written once, never re-read here); table rows keep the default policy, so
 rows of frequent tokens can hit in L2. Same compulsory bytes as v1; bit-exact copies.

@@ -2,9 +2,10 @@
 
 Each program loads BLOCK consecutive elements, computes 0.5 * x * (1 + tanh(z)) with
 z = sqrt(2/pi) * (x + 0.044715 x^3) in float32 and stores one rounded result: one read and one
-write of the tensor (2 * M * N * itemsize bytes) instead of v0's ten kernels. Triton has no tanh
-of its own that every backend lowers, so tanh(z) = 1 - 2 / (exp(2z) + 1) (exp overflowing to
-+inf gives 1, underflowing to 0 gives -1: no NaN).
+write of the tensor (2 * M * N * itemsize bytes) instead of v0's ten kernels. Triton's core
+language has no tanh (libdevice's is a CUDA/HIP extern the CPU interpreter does not run), so
+tanh(z) = 1 - 2 / (exp(2z) + 1) (exp overflowing to +inf gives 1, underflowing to 0 gives -1:
+no NaN).
 """
 
 import torch

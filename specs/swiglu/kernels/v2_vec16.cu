@@ -1,7 +1,7 @@
 // swiglu v2: native CUDA C++, 16-byte vector loads and stores, several vectors in flight per thread.
 //
 // A thread moves 16 bytes per access (one uint4: 8 bfloat16 or 4 float32 elements) through the
-// read-only path (__ldg), so a warp instruction moves 512 bytes instead of the 128 bytes a
+// read-only path (__ldg), so a warp instruction moves 512 bytes instead of the 64 bytes a
 // 2-byte-per-lane access moves, and it issues UNROLL loads of a and UNROLL of b before any math:
 // 2 * UNROLL * 16 bytes in flight per thread. The math is float32: silu(a) * b = a * b / (1 +
 // exp(-a)) with the fast exponential (__expf, ex2.approx) and __fdividef, then one rounding to
