@@ -58,7 +58,6 @@ constexpr int PIX = 48;                     // bytes per transposed pixel / weig
 constexpr int WROW = 304;                   // bytes per staged weight row (CK * 9 * ES = 288, + 16 pad)
 constexpr int MI = BW / 64;                 // m16 tiles per warp per conv row
 constexpr int NI = BN / 16;                 // n8 tiles per warp
-constexpr int MINB = (8 * MI * NI <= 32) ? 3 : (8 * MI * NI <= 64) ? 2 : 1;  // blocks per SM
 // shared memory carve-up (bytes; offsets are 16-byte aligned and the same for every dtype)
 constexpr int XR_OFF = 0;                               // staged input  [CK][4][SWC] raw
 constexpr int WR_OFF = XR_OFF + 128 * BW + 2048;        // staged weights [BN][WROW] raw
@@ -66,6 +65,11 @@ constexpr int XS_OFF = WR_OFF + WROW * BN;              // A operand [4][XCOLS][
 constexpr int WS_OFF = XS_OFF + 4 * XCOLS * PIX;        // B operand [9][BN][PIX]
 constexpr int SMEM_BYTES = WS_OFF + 9 * BN * PIX;       // = 320 * BW + 736 * BN + 2432
 static_assert(SMEM_BYTES == 320 * BW + 736 * BN + 2432, "spec.yaml shared_bytes formula");
+// blocks per SM to ask registers for: what 228 KiB of shared memory (1 KiB reserved per block)
+// admits, at most 3 (32 accumulators per thread), 2 (64) or 1 (128)
+constexpr int MINB_SMEM = 233472 / (SMEM_BYTES + 1024);
+constexpr int MINB_REGS = (8 * MI * NI <= 32) ? 3 : (8 * MI * NI <= 64) ? 2 : 1;
+constexpr int MINB = MINB_SMEM < MINB_REGS ? MINB_SMEM : MINB_REGS;
 static_assert(CK * 4 * SWC * ES <= WR_OFF - XR_OFF, "staged input fits");
 static_assert(BW % 64 == 0 && BN % 16 == 0, "tile sizes");
 
@@ -231,8 +235,10 @@ conv_relu_maxpool_tc(const KS_T* __restrict__ x, const KS_T* __restrict__ w, con
         __syncthreads();                 // operands ready; staging free
         if (c0 + CK < C) stage(c0 + CK); // overlaps the MMAs below
 #pragma unroll 1
-        for (int tap = 0; tap < 9; ++tap) {
-            const int kh = tap / 3, kw = tap % 3;
+        for (int kh = 0; kh < 3; ++kh)
+#pragma unroll
+        for (int kw = 0; kw < 3; ++kw) {
+            const int tap = kh * 3 + kw;
             unsigned bf[NI][2];
 #pragma unroll
             for (int np = 0; np < NI / 2; ++np)
