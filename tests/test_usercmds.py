@@ -246,7 +246,7 @@ def test_untimed_records_are_correctness_only_drafts_that_claim_nothing(run):
     for name, text in _texts(rec):
         assert DRAFT in text, name
         assert not re.search(r"ceiling|speedup|\d+(\.\d+)?x\b|Expected:", text.replace(DRAFT, "")), (name, text)
-    assert "chosen by ladder order" in rec["answer"] and rec["metrics"]["best_version"] == "v2"
+    assert "chosen by ladder order" in rec["answer"] and rec["metrics"]["best_version"] == "v3"
 
 
 def _records(run):
@@ -328,9 +328,9 @@ def test_both_chat_columns_are_in_the_form_trl_reads(run, timed):
         text = apply_chat_template(example, tok, tools=rec["tools"])["text"]
         assert text.count("<|assistant|>") == sum(m["role"] == "assistant" for m in rec[column])
     roles = [m["role"] for m in rec["agent_messages"]]
-    assert roles == ["system", "user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert roles == ["system", "user"] + ["assistant", "tool"] * 4 + ["assistant"]  # one call per version
     text = apply_chat_template({"messages": rec["agent_messages"]}, tok, tools=rec["tools"])["text"]
-    assert text.count(f"<call>{TOOL_NAME}") == 3 and "<|tool|>" in text
+    assert text.count(f"<call>{TOOL_NAME}") == 4 and "<|tool|>" in text
 
 
 def test_every_tool_turn_reports_its_observation(run):
