@@ -255,8 +255,8 @@ def _records(run):
     return datasets.load_dataset(str(run.dataset_dir), split="train").to_list()
 
 
-def _timed(run, times=(2.0, 1.0, 1.5)):
-    """The run's float32 trajectory with made-up timings on its observations (v0, v1, v2)."""
+def _timed(run, times=(2.0, 1.0, 1.5, 1.25)):
+    """The run's float32 trajectory with made-up timings on its observations (v0, v1, v2, v3)."""
     from omegaconf import OmegaConf
 
     from kernelsynth.records import build_record
@@ -344,7 +344,7 @@ def test_every_tool_turn_reports_its_observation(run):
             assert got[k] == o[k], k
     calls = [m["tool_calls"][0]["function"]["arguments"] for m in rec["agent_messages"] if m["tool_calls"]]
     assert [c["code"] for c in calls] == [v["code"] for v in rec["trajectory"]]
-    assert rec["agent_messages"][-1]["content"].startswith("v2 measured 1.5000 ms")
+    assert rec["agent_messages"][-1]["content"].startswith("v3 measured 1.2500 ms")
 
 
 # --------------------------------------------------------------------------------- 7. interruptions
