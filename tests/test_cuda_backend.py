@@ -37,7 +37,7 @@ def test_every_cuda_source_compiles_for_sm90_in_every_dtype_and_config():
     """The builds the harness would make; each is compiled with nvcc for sm_90 (and its ptxas
     resources checked) by tests/test_tasks.py, once per task found."""
     builds = _cuda_builds()
-    assert len(builds) == 12  # conv_relu_maxpool: v1 (2 configs) + v2 (4 configs), x 2 dtypes
+    assert len(builds) == 20  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4), x 2 dtypes
     assert all(path.suffix == ".cu" and macros[0].startswith("KS_T=") for _, path, macros in builds)
 
 
@@ -67,6 +67,12 @@ def test_launch_formulas_give_the_grid_the_kernel_expects():
     env = dict(dims, KPT=8, CC=16)
     assert [evaluate(g, env) for g in v2.launch["grid"]] == [64, 4, 32]  # 8x8 pooled tiles, 32 channels/block
     assert [evaluate(e, env) for e in spec.interface["output"]] == [32, 128, 64, 64]
+    # v4: one pooled row x BW / 2 pooled columns x BN channels per block, dynamic shared memory
+    v4 = next(c for c in spec.candidates if c.version == "v4")
+    env = dict(dims, BW=128, BN=64)
+    assert [evaluate(g, env) for g in v4.launch["grid"]] == [1, 64, 64]
+    assert evaluate(v4.launch["shared_bytes"], env) == 90496  # > 48 KiB: the backend opts in
+    assert [evaluate(g, dict(dims, W=19, PW=9, BW=64, BN=128)) for g in v4.launch["grid"]] == [1, 64, 32]
 
 
 def test_bind_dims_rejects_tensors_that_disagree():

@@ -31,7 +31,7 @@ def test_cpu_run_writes_a_dataset_that_loads_with_the_declared_schema(cpu_run):
     rec = ds[0]
     assert rec["task"] == "flip2d" and rec["hardware"]["interpret"] is True
     assert rec["verification"]["performance_verified"] is False and rec["verification"]["passed"] is True
-    assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2"]
+    assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2", "v3"]
     # trials x interpreter shapes, + 1x4097, 2 fresh and one with M large and ragged (rule 12) once
     assert rec["verification"]["trials"] == 2 * 6 + 4
     assert "N - 1 - cols" in rec["trajectory"][1]["code"]

@@ -137,14 +137,22 @@ class CompiledKernel:
         self.n_regs = get(attr.CU_FUNC_ATTRIBUTE_NUM_REGS)
         self.local_bytes = get(attr.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
         self.shared_bytes = get(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        self._dynamic_max = 48 * 1024  # dynamic shared memory a launch may use without opting in
 
     def launch(self, grid: Sequence[int], block: Sequence[int], shared_bytes: int, stream: int,
                args: Sequence[Any]) -> None:
         """Launch on ``stream`` (a CUstream handle as int); ``args`` are torch tensors (passed
-        as device pointers) or ints (passed as 32-bit ``int``). Raises RuntimeError on a launch error."""
+        as device pointers) or ints (passed as 32-bit ``int``). More than 48 KiB of dynamic shared
+        memory is opted into first (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``; Hopper
+        allows up to 227 KiB a block). Raises RuntimeError on a launch error."""
         import torch
 
         drv = _driver()
+        if shared_bytes > 48 * 1024 and shared_bytes > self._dynamic_max:  # opt in above the 48 KiB default
+            _check(drv.cuFuncSetAttribute(self.function,
+                                          drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          int(shared_bytes)))
+            self._dynamic_max = int(shared_bytes)
         vals, types = [], []
         for a in args:
             if isinstance(a, torch.Tensor):
