@@ -255,19 +255,22 @@ def _changes(base: Measured, new: Measured) -> Dict[str, bool]:
 
 
 def _linear_output(base: Measured, runs: Dict[int, Measured], v: int) -> bool:
-    """Some output axis grows linearly with the constant (the same positive slope at every
-    perturbation) and some output or parameter axis equals the constant's value in every run."""
-    if len(runs) < 2 or any(len(r.outputs) != len(base.outputs) for r in runs.values()):
+    """Some output or intermediate (traced) axis grows linearly with the constant (the same
+    positive slope at every perturbation) and some output or parameter axis equals the
+    constant's value in every run (``out_channels``, a hidden width)."""
+    if len(runs) < 2:
         return False
+    use_trace = all(len(r.trace) == len(base.trace) for r in runs.values())
+    axes0 = [s for g, _, s in base.axes(use_trace) if g in ("output", "trace")]
+    others = {p: [s for g, _, s in r.axes(use_trace) if g in ("output", "trace")] for p, r in runs.items()}
     linear = False
-    for i, (s, _) in enumerate(base.outputs):
+    for i, s in enumerate(axes0):
         for ax, e0 in enumerate(s):
             slopes = set()
-            for p, r in runs.items():
-                shape = r.outputs[i][0]
-                if len(shape) != len(s):
+            for p, shapes in others.items():
+                if len(shapes) != len(axes0) or len(shapes[i]) != len(s):
                     break
-                slopes.add((shape[ax] - e0) / (p - v))
+                slopes.add((shapes[i][ax] - e0) / (p - v))
             else:
                 if len(slopes) == 1 and next(iter(slopes)) > 0:
                     linear = True
@@ -356,8 +359,8 @@ def _perturb(probe: Probe, base: Measured, keys: List[str], v: int):
         shapes = [str([list(s) for s, _ in runs[p].inputs]) for p in changed_in[:1]]
         return "size", mult, runs, f"at {label} = {changed_in[0]} the model runs and the input shapes change to {shapes[0]}{note}"
     if _linear_output(base, runs, v):
-        return "size", mult, runs, (f"at {label} = {', '.join(map(str, runs))} the inputs keep their shapes but an output "
-                                    f"axis grows linearly with it and an output/parameter axis equals it{note}")
+        return "size", mult, runs, (f"at {label} = {', '.join(map(str, runs))} the inputs keep their shapes but an output or "
+                                    f"intermediate axis grows linearly with it and an output/parameter axis equals it{note}")
     if any(_changes(base, r)["outputs"] for r in runs.values()):
         return "fixed", 1, runs, (f"at {label} = {', '.join(map(str, runs))} only the output shape changes, not in "
                                   "proportion: an op parameter (window, stride, padding, axis)")
