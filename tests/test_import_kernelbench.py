@@ -95,6 +95,8 @@ def test_flags_appear_where_they_should(imported):
     assert nf and "relu" in nf[0] and "no-flop-formula" not in _flags(reps["kb_l1_5_matmul"])
     # float32's TF32 tolerance (5e-3) lets a bfloat16 answer through on a short reduction: said, not hidden
     assert "low-precision-pass" in _flags(reps["kb_l2_1_conv2d_relu_maxpool"])
+    # class targets: the harness's staleness check writes an out-of-range index (needs an engine change)
+    assert {t for t, r in reps.items() if "staleness-check-breaks" in _flags(r)} == {"kb_l1_9_crossentropy"}
     assert "zeros-pass" not in set().union(*(_flags(r) for r in reps.values()))
 
 
@@ -186,8 +188,11 @@ def test_every_v0_matches_its_reference_on_the_cpu(imported):
             assert math.isfinite(float(got.double().sum()))
 
 
-@pytest.mark.parametrize("task", ["kb_l1_9_crossentropy", "kb_l1_10_batchnorm2d", "kb_l2_2_gemm_gelu_scale_sum"])
-def test_imported_task_runs_its_ladder_through_the_engine_on_the_cpu(imported, task, tmp_path):
+@pytest.mark.parametrize("task", ["kb_l1_10_batchnorm2d", "kb_l2_2_gemm_gelu_scale_sum"])
+def test_imported_v0_verifies_through_the_engine_on_the_cpu(imported, task, tmp_path):
+    """The harness itself verifies v0 (eager) against the reference; with no other version the
+    trajectory is rejected for that reason alone (a trajectory needs a kernel that is not the
+    reference: issue 16's inductor source supplies one)."""
     out, _ = imported
     cfg = compose(["hw=cpu", f"task.spec={out / task / 'spec.yaml'}", "task.dtypes=[float32]", "exploration.trials=1",
                    "exploration.progress=false", f"cache_dir={tmp_path / 'cache'}"])
@@ -195,4 +200,4 @@ def test_imported_task_runs_its_ladder_through_the_engine_on_the_cpu(imported, t
     cands = [o for o in result.observations if o["role"] == "candidate"]
     assert [(o["version"], o["verdict"]) for o in cands] == [("v0", "accepted")], [o["reason"][:300] for o in cands]
     [traj] = result.trajectories
-    assert traj["accepted"] and traj["versions"] == ["v0"]
+    assert not traj["accepted"] and any("needs at least one verified kernel" in r for r in traj["reasons"])

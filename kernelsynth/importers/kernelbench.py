@@ -577,6 +577,40 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
     return kept
 
 
+def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
+    """Flags integer inputs that the reference cannot take changed the way the harness's
+    partial-staleness check changes them (VERIFICATION.md rule 10: ``x + 1234567`` for 4- and
+    8-byte integers, ``x + 77`` otherwise): tried on the CPU at ``shape``."""
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    inputs = src.inputs(vals, torch.float32, torch.device("cpu"), torch.Generator().manual_seed(0))
+    ints = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and not x.is_floating_point()
+            and x.dtype != torch.bool and x.numel()]
+    if not ints:
+        return
+    changed = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    for i in ints:
+        changed[i].view(-1)[0] += 1234567 if changed[i].element_size() >= 4 else 77
+    ns = src.namespace(vals)
+    torch.manual_seed(42)
+    model = ns["Model"](*ns["get_init_inputs"]()).eval()
+    try:
+        with torch.no_grad():
+            model(*changed)
+    except Exception as e:  # noqa: BLE001 - the evidence
+        msg = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+        rep.decide("integer inputs", f"inputs {ints} keep their dtype", f"the reference rejects them changed as the "
+                   f"partial-staleness check changes them ({msg})")
+        rep.flag("staleness-check-breaks", f"integer inputs {ints} (class targets, indices): the harness's "
+                 "partial-staleness check (VERIFICATION.md rule 10) writes x + 1234567 into one element, which the "
+                 f"reference rejects ({msg}); every candidate then fails on the CPU and GPU alike until that check keeps "
+                 "integer inputs in their range (an engine change)")
+    else:
+        rep.decide("integer inputs", f"inputs {ints} keep their dtype", "the reference accepts them changed as the "
+                   "partial-staleness check changes them")
+
+
 def training_check(src, dims, base_values, shape, rep: Report) -> bool:
     """True (and flagged) when train and eval mode give different outputs at ``shape``."""
     vals = dict(base_values)
@@ -676,6 +710,7 @@ def _import(path: Path, out: Path, rep: Report):
                f"{INTERPRET_BUDGET['elements']} elements")
     dtypes = cpu_checks(src, dims, base_values, verify, tolerance, rep, ["float32", "bfloat16"])
     training = training_check(src, dims, base_values, interp[0], rep)
+    integer_input_check(src, dims, base_values, interp[0], rep)
     _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base)
 
 
