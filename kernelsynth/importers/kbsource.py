@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import builtins
 import types
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch

@@ -38,6 +38,7 @@ small verify shapes (values):
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -51,6 +52,8 @@ import yaml
 
 from fractions import Fraction
 
+from ..spec import PLUMBING_OPS, evaluate, load_spec
+from ..tolerance import default_tolerance
 from .fit import Atom, rank, axis_form, fit_grid, grid_values
 from .kbsource import ProblemSource, adapter
 
@@ -440,8 +443,6 @@ def fit_work(probe: Probe, dims: List[Dim], base_values: Dict[str, int], rep: Re
                 text = fit_grid(names, atoms, values, lambda p: fn(point(p)))
             except ImportFailure:
                 continue
-            from ..spec import evaluate
-
             if checks and all(abs(evaluate(text, c) - fn(point(c))) <= 1e-9 * max(1, abs(fn(point(c)))) for c in checks):
                 out[key] = text
                 rep.decide(f"work {key}", text, f"fitted on a grid of {math.prod(len(v) for v in values.values())} "
@@ -648,8 +649,6 @@ def import_problem(path: Path, out: Path) -> Report:
         rep.reason = f"does not parse: {e.msg} (line {e.lineno})"
     except Exception as e:  # noqa: BLE001 - one problem's failure never stops the others
         rep.reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-    if rep.status != "imported" and rep.task and (out / rep.task).exists():
-        shutil.rmtree(out / rep.task)
     return rep
 
 
@@ -676,7 +675,7 @@ def _import(path: Path, out: Path, rep: Report):
     find_atoms(probe, dims)
     base_values: Dict[str, int] = {}
     work = fit_work(probe, dims, base_values, rep)
-    nf = sorted(set(base.no_formula) - _PLUMBING)
+    nf = sorted(set(base.no_formula) - PLUMBING_OPS)
     if nf:
         rep.flag("no-flop-formula", f"operators without a FLOP formula in torch.utils.flop_counter (counted as 0 "
                                     f"FLOPs): {', '.join(nf)}")
@@ -693,8 +692,6 @@ def _import(path: Path, out: Path, rep: Report):
     else:
         category, why = "elementwise", "0 counted FLOPs, no reduction operator, every dim in the output"
     rep.decide("category", category, why)
-    from ..tolerance import default_tolerance
-
     tolerance = {dt: default_tolerance(category, dt) for dt in ("float32", "bfloat16")}
     rep.decide("tolerance", {k: (v["atol"], v["rtol"]) for k, v in tolerance.items()},
                f"kernelsynth/tolerance.py defaults of class {category}")
@@ -714,8 +711,6 @@ def _import(path: Path, out: Path, rep: Report):
     _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base)
 
 
-_PLUMBING = set()
-
 
 def _work_text(work) -> Tuple[str, str]:
     fe, ob = work.get("float_elements"), work.get("other_bytes")
@@ -729,8 +724,6 @@ def _work_text(work) -> Tuple[str, str]:
 
 
 def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base):
-    from ..spec import load_spec
-
     folder = out / rep.task
     if folder.exists():
         shutil.rmtree(folder)
@@ -748,8 +741,6 @@ def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing,
     flops, bytes_ = _work_text(work)
     names = [d.name for d in dims]
     doc_model = next((n for n in src.tree.body if getattr(n, "name", None) == "Model"), None)
-    import ast
-
     docline = (ast.get_docstring(doc_model) or "").strip().splitlines()
     summary = f"KernelBench problem {path.name}" + (f": {docline[0]}" if docline else "")
     spec: Dict[str, Any] = {
@@ -789,7 +780,11 @@ def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing,
         lines.append("# Mode: eval (the harness calls .eval(); the spec format has no train/eval field). KernelBench")
         lines.append("# itself runs the Model in train mode: see the report's training-mode flag.")
     (folder / "spec.yaml").write_text("\n".join(lines) + "\n" + yaml.safe_dump(spec, sort_keys=False, width=110))
-    load_spec(folder / "spec.yaml", task_folder=True)  # what it wrote must load
+    try:
+        load_spec(folder / "spec.yaml", task_folder=True)  # what it wrote must load
+    except Exception:
+        shutil.rmtree(folder)
+        raise
     rep.decide("v0", "eager reference (backend torch, allow_reference_ops)", "the problem's Model as written")
 
 
@@ -807,9 +802,6 @@ def problem_files(paths: Sequence[Path]) -> List[Path]:
 
 def import_all(paths: Sequence[Path], out: Path) -> List[Report]:
     """Import every problem of ``paths`` into ``out``; writes ``out/import_report.json``."""
-    from ..spec import PLUMBING_OPS
-
-    _PLUMBING.update(PLUMBING_OPS)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     reports, names = [], {}
