@@ -26,7 +26,7 @@ Atom = Tuple[str, Callable[[int], int]]
 
 def axis_form(dim: str, xs: Sequence[int], es: Sequence[int]) -> Optional[Atom]:
     """The form ``e(x)`` of a tensor extent that varies with ``dim``: ``a * x + b`` (a >= 1) or
-    ``(x + b) // s + c`` (2 <= s <= 8), whichever reproduces every ``(x, e)`` measured; None when
+    ``(x + b) // s + c`` (s >= 2: 2..8, or near the measured ratio of x to e), whichever reproduces every ``(x, e)`` measured; None when
     it is constant or neither fits."""
     pts = list(zip(xs, es))
     if len({e for _, e in pts}) <= 1:
@@ -37,8 +37,13 @@ def axis_form(dim: str, xs: Sequence[int], es: Sequence[int]) -> Optional[Atom]:
         b = e0 - a * x0
         if a >= 1 and all(a * x + b == e for x, e in pts):
             return _affine_text(dim, a, b), (lambda x, a=a, b=b: a * x + b)
-    for s in range(2, 9):
-        for b in sorted(range(-16, 17), key=abs):
+    xs_, es_ = [x for x, _ in pts], [e for _, e in pts]
+    spread = (max(es_) - min(es_)) or 1
+    ratio = (max(xs_) - min(xs_)) / spread  # about s for a floor form
+    for s in sorted({s for s in range(max(2, int(ratio) - 2), int(ratio) + 3)} | set(range(2, 9))):
+        if s < 2:
+            continue
+        for b in sorted(range(-s, s), key=abs):
             c = e0 - (x0 + b) // s
             if all((x + b) // s + c == e for x, e in pts):
                 inner = dim if b == 0 else f"({dim} {'+' if b > 0 else '-'} {abs(b)})"

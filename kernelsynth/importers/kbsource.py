@@ -82,7 +82,8 @@ class ProblemSource:
     """The parsed source of one problem file.
 
     ``constants``: every int constant at module level, keyed ``name`` (``batch_size = 16``) or
-    ``name[i]`` for an element of a tuple of ints (``input_shape = (32768,)``), in source order,
+    ``name[i]`` for an element of a tuple of ints (``input_shape = (32768,)``; ``d, h = 16, 32``
+    gives ``d`` and ``h``), in source order,
     with its value. ``shared_literals``: groups of names bound by one chained assignment
     (``height = width = 128``). ``derived``: module-level names computed from constants, with the
     constants they depend on."""
@@ -97,6 +98,11 @@ class ProblemSource:
         for node in self.tree.body:
             targets, value = self._assignment(node)
             if not targets:
+                continue
+            unpacked = self._unpacked(targets, value)
+            if unpacked:  # depth, height, width = 16, 32, 32
+                for n, v in unpacked:
+                    self.constants[n] = v
                 continue
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             v = _int_literal(value)
@@ -119,6 +125,16 @@ class ProblemSource:
             for n in names:
                 if deps:
                     self.derived[n] = deps
+
+    @staticmethod
+    def _unpacked(targets, value):
+        """``[(name, int)]`` of ``a, b = 1, 2`` (one tuple target of names, int literals), else None."""
+        if (len(targets) == 1 and isinstance(targets[0], ast.Tuple) and isinstance(value, ast.Tuple)
+                and len(targets[0].elts) == len(value.elts) and all(isinstance(t, ast.Name) for t in targets[0].elts)):
+            vals = [_int_literal(e) for e in value.elts]
+            if all(v is not None for v in vals):
+                return [(t.id, v) for t, v in zip(targets[0].elts, vals)]
+        return None
 
     @staticmethod
     def _assignment(node):
@@ -166,6 +182,12 @@ class ProblemSource:
         body = []
         for node in tree.body:
             targets, value = self._assignment(node)
+            unpacked = self._unpacked(targets, value) if targets else None
+            if unpacked:
+                for (n, _), e in zip(unpacked, value.elts):
+                    value.elts[value.elts.index(e)] = ast.copy_location(ast.Constant(int(values.get(n, self.constants[n]))), e)
+                body.append(node)
+                continue
             names = [t.id for t in targets if isinstance(t, ast.Name)] if targets else []
             if names and len(names) == len(targets) and _int_literal(value) is not None:
                 for n in names:  # a chained assignment becomes one assignment per name

@@ -259,8 +259,9 @@ def _changes(base: Measured, new: Measured) -> Dict[str, bool]:
 
 def _linear_output(base: Measured, runs: Dict[int, Measured], v: int) -> bool:
     """Some output or intermediate (traced) axis grows linearly with the constant (the same
-    positive slope at every perturbation) and some output or parameter axis equals the
-    constant's value in every run (``out_channels``, a hidden width)."""
+    positive slope at every perturbation) and some output or intermediate axis equals the
+    constant's value in every run (``out_channels``, a hidden width; a transposed convolution's
+    kernel size grows the output too, but no output axis equals it)."""
     if len(runs) < 2:
         return False
     use_trace = all(len(r.trace) == len(base.trace) for r in runs.values())
@@ -277,7 +278,7 @@ def _linear_output(base: Measured, runs: Dict[int, Measured], v: int) -> bool:
             else:
                 if len(slopes) == 1 and next(iter(slopes)) > 0:
                     linear = True
-    equal = all(any(p in s for s, _ in r.outputs + r.params) for p, r in runs.items())
+    equal = all(any(p in s for g, _, s in r.axes(use_trace) if g in ("output", "trace")) for p, r in runs.items())
     return linear and equal
 
 
@@ -363,7 +364,7 @@ def _perturb(probe: Probe, base: Measured, keys: List[str], v: int):
         return "size", mult, runs, f"at {label} = {changed_in[0]} the model runs and the input shapes change to {shapes[0]}{note}"
     if _linear_output(base, runs, v):
         return "size", mult, runs, (f"at {label} = {', '.join(map(str, runs))} the inputs keep their shapes but an output or "
-                                    f"intermediate axis grows linearly with it and an output/parameter axis equals it{note}")
+                                    f"intermediate axis grows linearly with it and an output/intermediate axis equals it{note}")
     if any(_changes(base, r)["outputs"] for r in runs.values()):
         return "fixed", 1, runs, (f"at {label} = {', '.join(map(str, runs))} only the output shape changes, not in "
                                   "proportion: an op parameter (window, stride, padding, axis)")
@@ -433,9 +434,9 @@ def fit_work(probe: Probe, dims: List[Dim], base_values: Dict[str, int], rep: Re
     out: Dict[str, Optional[str]] = {}
     for key, fn in measures.items():
         out[key] = None
-        for squares in (False, True):
-            atoms = {d.name: list(d.atoms) + ([(f"{d.name} * {d.name}", lambda x: x * x)] if squares else [])
-                     for d in dims}
+        for power in (1, 2, 3):  # the dims' atoms, then with their squares, then cubes (a square matmul)
+            atoms = {d.name: list(d.atoms) + [(" * ".join([d.name] * k), lambda x, k=k: x ** k)
+                                              for k in range(2, power + 1)] for d in dims}
             values = {d.name: grid_values(atoms[d.name], d.runs) for d in dims}
             if any(v is None for v in values.values()) or math.prod(len(v) for v in values.values()) > MAX_GRID:
                 continue
@@ -486,7 +487,8 @@ def _cost(probe, dims, base_values, shape) -> Optional[Measured]:
 def make_shapes(probe, dims, base_values, targets: Sequence[Tuple[int, int]], budget) -> List[Dict[str, int]]:
     """One shape per ``(other, reduced)`` target: non-reduced dims near ``other``, reduced dims
     near ``reduced`` (capped by the original value), odd, then halved (non-reduced dims first,
-    largest first) until the work fits ``budget`` and the model runs."""
+    largest first) until the work fits ``budget`` and the model runs (a shape whose dims are all
+    at their smallest is kept over the budget: fixed sizes inside the problem can exceed it)."""
     out = []
     for other, red in targets:
         s = {d.name: d.snap(min(d.value, red if d.reduced else other)) for d in dims}
@@ -496,8 +498,8 @@ def make_shapes(probe, dims, base_values, targets: Sequence[Tuple[int, int]], bu
                 break
             shrink = sorted((d for d in dims if d.snap(s[d.name] // 2) < s[d.name]),
                             key=lambda d: (d.reduced, -s[d.name]))
-            if not shrink:
-                s = None
+            if not shrink:  # every dim at its smallest: kept when it runs, over the budget or not
+                s = s if r is not None else None
                 break
             d = shrink[0]
             s[d.name] = d.snap(s[d.name] // 2)
@@ -539,16 +541,20 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
             v.update(d.values(s[d.name]))
         return v
 
-    zeros, lowp, bf16_bad, f32_bad = [], [], [], []
+    zeros, lowp, bf16_bad, f32_bad, no_bf16 = [], [], [], [], []
     for s in shapes:
         label = "x".join(str(x) for x in s.values()) or "()"
         ref32 = _cpu_outputs(src, vals(s), torch.float32, torch.float64)
         zeros.append((label, _passes([torch.zeros_like(r) for r in ref32], ref32, tolerance["float32"])))
-        low = _cpu_outputs(src, vals(s), torch.bfloat16)
-        lowp.append((label, _passes(low, ref32, tolerance["float32"])))
         f32 = _cpu_outputs(src, vals(s), torch.float32)
         if not _passes(f32, ref32, tolerance["float32"]):
             f32_bad.append(label)
+        try:
+            low = _cpu_outputs(src, vals(s), torch.bfloat16)
+        except (RuntimeError, NotImplementedError) as e:  # an operator without a bfloat16 CPU kernel
+            no_bf16.append(f"{type(e).__name__}: {str(e).splitlines()[0][:100]}")
+            continue
+        lowp.append((label, _passes(low, ref32, tolerance["float32"])))
         if "bfloat16" in tolerance:
             ref16 = _cpu_outputs(src, vals(s), torch.bfloat16, torch.float64)
             if not _passes(low, ref16, tolerance["bfloat16"]):
@@ -572,6 +578,10 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
         kept.remove("bfloat16")
         rep.decide("dtype bfloat16", "left out", f"eager bfloat16 on the CPU fails the default bfloat16 tolerance "
                    f"against a float64 reference at {', '.join(bf16_bad)}")
+    elif no_bf16 and "bfloat16" in kept:
+        rep.decide("dtype bfloat16", "kept, unchecked", f"eager bfloat16 does not run on the CPU ({no_bf16[0]}): "
+                   "the bfloat16 and low-precision checks were not made")
+        rep.flag("unchecked-bfloat16", f"bfloat16 kept without the CPU checks ({no_bf16[0]})")
     elif "bfloat16" in kept:
         rep.decide("dtype bfloat16", "kept", "eager bfloat16 on the CPU meets the default bfloat16 tolerance at every "
                    "verify shape")
