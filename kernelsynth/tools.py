@@ -5,6 +5,7 @@ subcommands (each is one ``cmd_<name>`` function and one ``add_parser`` call in 
                                                        backends and ladder length
     kernelsynth-tools merge SWEEP_OR_RUN_DIR... [--out DIR]
     kernelsynth-tools publish RUN_OR_SWEEP_DIR --repo-id org/name [--public]
+    kernelsynth-tools import-kernelbench FILE_OR_FOLDER... --out SPECS_DIR
 
 User errors print one line (``kernelsynth-tools: error: ...``) and exit with status 2.
 """
@@ -79,6 +80,16 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_kernelbench(args: argparse.Namespace) -> int:
+    """Import KernelBench-format problem files as task folders (kernelsynth/importers/kernelbench.py);
+    exit status 1 when any problem could not be imported (each has its one-line reason)."""
+    from .importers.kernelbench import import_all, print_table
+
+    reports = import_all(args.paths, args.out)
+    print_table(reports, args.out)
+    return 0 if all(r.status == "imported" for r in reports) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kernelsynth-tools", description="Commands around kernelsynth's tasks and runs.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -96,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--repo-id", required=True, help="org/name of the Hub dataset repo")
     pub.add_argument("--public", action="store_true", help="create the repo public (default: private)")
     pub.set_defaults(func=cmd_publish)
+    kb = sub.add_parser("import-kernelbench", help="turn KernelBench-format problem files into task folders",
+                        description="Turn KernelBench-format problems (class Model, size constants, get_inputs(), "
+                                    "get_init_inputs()) into task folders kb_l<level>_<number>_<slug>, with an import "
+                                    "report (import_report.json) of every decision and what needs a person.")
+    kb.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_FOLDER",
+                    help="problem .py files, or folders searched for them (level<N> folders give the level)")
+    kb.add_argument("--out", type=Path, required=True, help="the specs folder the task folders go into")
+    kb.set_defaults(func=cmd_import_kernelbench)
     return p
 
 

@@ -1,0 +1,852 @@
+"""``kernelsynth-tools import-kernelbench PATH... --out SPECS_DIR``: KernelBench-format problems
+as task folders.
+
+A problem is one ``.py`` file with ``class Model(nn.Module)``, module-level size constants
+(``batch_size = 16``), ``get_inputs()`` and ``get_init_inputs()``. Each becomes
+``<out>/kb_l<level>_<number>_<slug>/`` (level from a ``level<N>`` parent folder, else 0):
+
+- ``reference.py``: a header naming the origin, the original source unchanged, and an adapter
+  (:func:`kernelsynth.importers.kbsource.adapter`) with the harness's ``get_inputs(shape, dtype,
+  device, generator)`` and ``get_init_inputs(shape)``;
+- ``kernels/v0_eager.py``: the original source with ``ModelNew = Model`` (v0 = eager PyTorch);
+- ``spec.yaml``: everything below, decided from evidence that the import report keeps.
+
+Every decision is measured, on the meta device (shapes and FLOPs, no data) or on the CPU at the
+small verify shapes (values):
+
+- **dims**: each int constant is perturbed (+1 and x2; a multiple of 2..128 when +1 breaks the
+  model). It is a size when the model still runs and an input's shape changes, or an output axis
+  grows linearly with it while some output/parameter axis equals it (``out_channels``); otherwise
+  it is an op parameter kept fixed (kernel size, stride, a reduced-dim index). Constants whose
+  perturbation alone breaks the model but which run when perturbed together are one dim
+  (flagged). Constants read by ``Model`` itself stay fixed (the harness builds the original class).
+- **constraints**: the smallest value and the multiple each dim needs to run (flagged).
+- **work**: ``flops`` from torch.utils.flop_counter.FlopCounterMode and ``bytes`` from the inputs,
+  outputs, parameters and buffers, fitted as formulas of the dims (kernelsynth/importers/fit.py)
+  and checked at three shapes off the fitting grid; a formula that does not check is flagged
+  and not written (flops: 0).
+- **category**: ``matmul`` when the counted FLOPs are not zero, ``reduction`` when a dim is
+  reduced away or a reduction operator runs, else ``elementwise``; tolerances are
+  kernelsynth/tolerance.py's defaults of that class, with their sources.
+- **shapes**: the original sizes as the timing shape; verify and interpreter shapes scaled down,
+  odd (ragged), reduced dims kept long, within a work budget.
+- **checks on the CPU** at the verify shapes: whether an all-zeros or a bfloat16-precision
+  answer would pass (flagged), whether eager bfloat16 meets the bfloat16 tolerance (else the
+  dtype is left out), whether train and eval mode differ (BatchNorm, Dropout: the harness runs
+  modules in eval mode; flagged, since the spec format has no train/eval field).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import yaml
+
+from fractions import Fraction
+
+from ..spec import PLUMBING_OPS, evaluate, load_spec
+from ..tolerance import default_tolerance
+from .fit import Atom, rank, axis_form, fit_grid, grid_values
+from .kbsource import ProblemSource, adapter
+
+#: Formula names a dim may not take (kernelsynth.spec.evaluate's own names).
+RESERVED = {"itemsize", "cdiv", "min", "max"}
+#: aten operators (overload packet names) that reduce along an axis.
+REDUCTION_OPS = {
+    "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "std_mean", "norm",
+    "linalg_vector_norm", "_softmax", "_log_softmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin",
+    "logcumsumexp", "native_layer_norm", "native_batch_norm", "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training", "native_group_norm", "nll_loss_forward", "nll_loss2d_forward",
+    "argmax", "argmin", "all", "any", "topk", "sort", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "binary_cross_entropy", "kl_div", "_fused_rms_norm", "rms_norm", "_weight_norm_interface",
+}
+#: Work budgets of the listed verify shapes (GPU run) and of the interpreter shapes (hw=cpu).
+VERIFY_BUDGET = {"flops": 1e8, "elements": 1 << 20}
+INTERPRET_BUDGET = {"flops": 2e7, "elements": 1 << 15}
+#: Grid points a formula fit may measure (each is one traced forward on the meta device).
+MAX_GRID = 512
+LICENSE_NOTE = ("License: to be stated by the user who imports it (KernelBench's own problems are MIT-licensed, "
+                "https://github.com/ScalingIntelligence/KernelBench).")
+
+
+class ImportFailure(Exception):
+    """A problem that cannot be imported; the message is its one-line reason."""
+
+
+@dataclass
+class Measured:
+    """One traced forward on the meta device."""
+
+    inputs: List[Tuple[Tuple[int, ...], torch.dtype]]
+    outputs: List[Tuple[Tuple[int, ...], torch.dtype]]
+    params: List[Tuple[Tuple[int, ...], torch.dtype]]
+    trace: List[Tuple[int, ...]]
+    flops: int
+    ops: List[str]
+    no_formula: List[str]
+
+    def axes(self, trace: bool = True):
+        groups = [("input", self.inputs), ("output", self.outputs), ("param", self.params)]
+        out = [(g, i, s) for g, ts in groups for i, (s, _) in enumerate(ts)]
+        if trace:
+            out += [("trace", i, s) for i, s in enumerate(self.trace)]
+        return out
+
+    def float_elements(self) -> int:
+        return sum(math.prod(s) for s, d in self.inputs + self.outputs + self.params if d.is_floating_point)
+
+    def other_bytes(self) -> int:
+        return sum(math.prod(s) * _itemsize(d) for s, d in self.inputs + self.outputs + self.params
+                   if not d.is_floating_point)
+
+    def largest(self) -> int:
+        return max([math.prod(s) for s, _ in self.inputs + self.outputs] or [0])
+
+
+def _itemsize(d: torch.dtype) -> int:
+    return torch.empty((), dtype=d).element_size()
+
+
+def _leaves(x):
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for e in x for t in _leaves(e)]
+    if isinstance(x, dict):
+        return [t for e in x.values() for t in _leaves(e)]
+    return []
+
+
+class Probe:
+    """Runs the problem at chosen constant values on the meta device (cached per values)."""
+
+    def __init__(self, source: ProblemSource):
+        self.source = source
+        self._cache: Dict[Tuple, Any] = {}
+
+    def run(self, values: Dict[str, int]) -> Measured:
+        key = tuple(sorted(values.items()))
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._run(values)
+            except Exception as e:  # noqa: BLE001 - any failure is evidence (the value breaks the model)
+                self._cache[key] = ImportFailure(f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+        res = self._cache[key]
+        if isinstance(res, ImportFailure):
+            raise res
+        return res
+
+    def ok(self, values: Dict[str, int]) -> bool:
+        try:
+            self.run(values)
+            return True
+        except ImportFailure:
+            return False
+
+    def _run(self, values):
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+        meta = torch.device("meta")
+        ns = self.source.namespace(values, meta, None)
+        init = list(ns["get_init_inputs"]())
+        inputs = list(ns["get_inputs"]())
+        inputs = [x.to(meta) if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.device(meta):
+            model = ns["Model"](*init)
+        model.eval()
+        trace, ops, no_formula = [], [], []
+
+        class Recorder(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                name = func.overloadpacket.__name__
+                ops.append(name)
+                if func.overloadpacket not in flop_registry:
+                    no_formula.append(name)
+                trace.extend(tuple(t.shape) for t in _leaves(out))
+                return out
+
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter, Recorder():
+            out = model(*inputs)
+        outs = _leaves(out)
+        if not outs:
+            raise ImportFailure("forward returned no tensor")
+        tensors = lambda ts: [(tuple(t.shape), t.dtype) for t in ts]  # noqa: E731
+        params = list(model.parameters()) + list(model.buffers())
+        return Measured(tensors(_leaves(inputs)), tensors(outs), tensors(params), trace, int(counter.get_total_flops()),
+                        ops, no_formula)
+
+
+@dataclass
+class Dim:
+    name: str
+    constants: List[str]
+    value: int
+    multiple_of: int = 1
+    minimum: int = 1
+    reduced: bool = False
+    atoms: List[Atom] = field(default_factory=list)
+    runs: List[int] = field(default_factory=list)
+
+    def values(self, v: int) -> Dict[str, int]:
+        return {c: v for c in self.constants}
+
+    def snap(self, x: int, odd: bool = True) -> int:
+        """``x`` moved into the dim's lattice (multiple of ``multiple_of``, at least ``minimum``),
+        odd in units of the multiple when ``odd``."""
+        m = self.multiple_of
+        u = max(1, x // m)
+        if odd and u > 1 and u % 2 == 0:
+            u -= 1
+        low = -(-self.minimum // m)
+        return max(low, u) * m
+
+
+@dataclass
+class Report:
+    """What one problem's import decided, on what evidence, and what needs a person."""
+
+    source: str
+    task: Optional[str] = None
+    status: str = "failed"
+    reason: Optional[str] = None
+    decisions: List[Dict[str, str]] = field(default_factory=list)
+    flags: List[Dict[str, str]] = field(default_factory=list)
+
+    def decide(self, what: str, choice: Any, evidence: str):
+        self.decisions.append({"what": what, "choice": str(choice), "evidence": evidence})
+
+    def flag(self, kind: str, message: str):
+        self.flags.append({"kind": kind, "message": message})
+
+
+# --------------------------------------------------------------------------- naming
+def task_name(path: Path) -> str:
+    """``.../level1/88_MinGPTNewGelu.py`` -> ``kb_l1_88_mingptnewgelu`` (level 0 without a
+    ``level<N>`` parent folder, number 0 without a leading number)."""
+    level = next((int(m.group(1)) for p in path.resolve().parents
+                  for m in [re.fullmatch(r"level(\d+)", p.name)] if m), 0)
+    m = re.match(r"(\d+)_?(.*)", path.stem)
+    number, rest = (int(m.group(1)), m.group(2)) if m else (0, path.stem)
+    slug = re.sub(r"[^a-z0-9]+", "_", rest.lower()).strip("_") or "problem"
+    return f"kb_l{level}_{number}_{slug}"
+
+
+def _dim_name(key: str, taken: set) -> str:
+    name = re.sub(r"\W", "_", key.replace("[", "_").replace("]", "")).strip("_")
+    if not name.isidentifier() or name in RESERVED:
+        name = f"d_{name}"
+    while name in taken:
+        name += "_"
+    return name
+
+
+# --------------------------------------------------------------------------- analysis
+def _changes(base: Measured, new: Measured) -> Dict[str, bool]:
+    return {"inputs": [s for s, _ in base.inputs] != [s for s, _ in new.inputs],
+            "outputs": [s for s, _ in base.outputs] != [s for s, _ in new.outputs]}
+
+
+def _linear_output(base: Measured, runs: Dict[int, Measured], v: int) -> bool:
+    """Some output or intermediate (traced) axis grows linearly with the constant (the same
+    positive slope at every perturbation) and some output or intermediate axis equals the
+    constant's value in every run (``out_channels``, a hidden width; a transposed convolution's
+    kernel size grows the output too, but no output axis equals it)."""
+    if len(runs) < 2:
+        return False
+    use_trace = all(len(r.trace) == len(base.trace) for r in runs.values())
+    axes0 = [s for g, _, s in base.axes(use_trace) if g in ("output", "trace")]
+    others = {p: [s for g, _, s in r.axes(use_trace) if g in ("output", "trace")] for p, r in runs.items()}
+    linear = False
+    for i, s in enumerate(axes0):
+        for ax, e0 in enumerate(s):
+            slopes = set()
+            for p, shapes in others.items():
+                if len(shapes) != len(axes0) or len(shapes[i]) != len(s):
+                    break
+                slopes.add((shapes[i][ax] - e0) / (p - v))
+            else:
+                if len(slopes) == 1 and next(iter(slopes)) > 0:
+                    linear = True
+    equal = all(any(p in s for g, _, s in r.axes(use_trace) if g in ("output", "trace")) for p, r in runs.items())
+    return linear and equal
+
+
+def find_dims(src: ProblemSource, probe: Probe, base: Measured, rep: Report) -> List[Dim]:
+    """Sizes among the int constants, by perturbation (module docstring); the rest are fixed."""
+    read_by_model = src.names_read_outside_inputs()
+    results: Dict[str, Tuple[str, Dict[int, Any]]] = {}
+    sizes: List[Tuple[List[str], int, int, Dict[int, Measured]]] = []
+    broke: List[str] = []
+    for key, v in src.constants.items():
+        if key in read_by_model:
+            rep.decide(f"constant {key} = {v}", "parameter (fixed)",
+                       f"read by {', '.join(sorted(set(read_by_model[key]))[:3])}: the harness builds the original Model, "
+                       "which keeps the original value")
+            continue
+        if v <= 0:
+            rep.decide(f"constant {key} = {v}", "parameter (fixed)", "not a positive size")
+            continue
+        verdict, mult, runs, why = _perturb(probe, base, [key], v)
+        if verdict == "size":
+            sizes.append(([key], v, mult, runs))
+            rep.decide(f"constant {key} = {v}", "size (a dim)", why)
+        else:
+            if verdict == "broke":
+                broke.append(key)
+            rep.decide(f"constant {key} = {v}", "parameter (fixed)", why)
+    # constants that break the model alone but not together (e.g. two names for one size)
+    by_value: Dict[int, List[str]] = {}
+    for k in broke:
+        by_value.setdefault(src.constants[k], []).append(k)
+    for v, keys in by_value.items():
+        if len(keys) < 2:
+            continue
+        verdict, mult, runs, why = _perturb(probe, base, keys, v)
+        if verdict == "size":
+            sizes.append((keys, v, mult, runs))
+            rep.decide(f"constants {', '.join(keys)} = {v}", "one size (a dim)", "perturbed together: " + why)
+            rep.flag("shared-constant", f"{' and '.join(keys)} must stay equal (each alone breaks the model, together "
+                                        f"they run): imported as one dim that sets them all")
+    for names in src.shared_literals:
+        in_dims = [n for n in names if any(n in ks for ks, *_ in sizes)]
+        if len(in_dims) > 1:
+            rep.flag("shared-constant", f"{' = '.join(names)} share one literal in the source; they varied "
+                                        "independently under perturbation, so they are separate dims (check that "
+                                        "the problem means them to be independent)")
+    order = list(src.constants)
+    sizes.sort(key=lambda s: order.index(s[0][0]))
+    dims, taken = [], set()
+    for keys, v, mult, runs in sizes:
+        name = _dim_name(keys[0], taken)
+        taken.add(name)
+        d = Dim(name, keys, v, multiple_of=mult)
+        d.reduced = not any(_changes(base, r)["outputs"] for r in runs.values())
+        dims.append(d)
+    return dims
+
+
+def _perturb(probe: Probe, base: Measured, keys: List[str], v: int):
+    """("size" | "fixed" | "broke", multiple_of, runs, evidence text) for constants ``keys`` at value ``v``."""
+    tries = [v + 1, 2 * v] if v + 1 != 2 * v else [v + 1, v + 2]
+    runs, errors = {}, {}
+    for p in tries:
+        try:
+            runs[p] = probe.run({k: p for k in keys})
+        except ImportFailure as e:
+            errors[p] = str(e)
+    mult = 1
+    if v + 1 in errors:  # maybe a multiple is required
+        for m in (2, 4, 8, 16, 32, 64, 128):
+            if v % m == 0 and probe.ok({k: v + m for k in keys}) and probe.ok({k: 2 * v + m for k in keys}):
+                mult = m
+                runs = {v + m: probe.run({k: v + m for k in keys}), 2 * v + m: probe.run({k: 2 * v + m for k in keys})}
+                errors = {}
+                break
+    label = "/".join(keys)
+    if errors:
+        p, e = next(iter(errors.items()))
+        return "broke", 1, runs, f"{label} = {p} breaks the model ({e})"
+    changed_in = [p for p, r in runs.items() if _changes(base, r)["inputs"]]
+    note = f" (values that are not multiples of {mult} break it)" if mult > 1 else ""
+    if changed_in:
+        shapes = [str([list(s) for s, _ in runs[p].inputs]) for p in changed_in[:1]]
+        return "size", mult, runs, f"at {label} = {changed_in[0]} the model runs and the input shapes change to {shapes[0]}{note}"
+    if _linear_output(base, runs, v):
+        return "size", mult, runs, (f"at {label} = {', '.join(map(str, runs))} the inputs keep their shapes but an output or "
+                                    f"intermediate axis grows linearly with it and an output/intermediate axis equals it{note}")
+    if any(_changes(base, r)["outputs"] for r in runs.values()):
+        return "fixed", 1, runs, (f"at {label} = {', '.join(map(str, runs))} only the output shape changes, not in "
+                                  "proportion: an op parameter (window, stride, padding, axis)")
+    return "fixed", 1, runs, f"at {label} = {', '.join(map(str, runs))} no tensor shape changes"
+
+
+def find_constraints(probe: Probe, dims: List[Dim], rep: Report):
+    """The smallest value of each dim that runs (with the next two in its lattice), as a constraint."""
+    for d in dims:
+        m = d.multiple_of
+        for k in range(1, 17):
+            x = k * m
+            if all(probe.ok(d.values(x + j * m)) for j in range(3)):
+                d.minimum = x
+                break
+        else:
+            d.minimum = d.value
+        if d.minimum > m:
+            smaller = ", ".join(str(x) for x in range(m, d.minimum, m)[:4])
+            rep.decide(f"dim {d.name} minimum", d.minimum, f"{d.name} = {smaller} break the model on the meta device")
+        if d.minimum > m or m > 1:
+            rep.flag("constrained-dim", f"{d.name}: " + ", ".join(
+                ([f"min {d.minimum}"] if d.minimum > m else []) + ([f"multiple_of {m}"] if m > 1 else []))
+                     + " (found by trying smaller and non-multiple values)")
+
+
+def find_atoms(probe: Probe, dims: List[Dim]):
+    """Per dim, the forms it takes in the traced tensors' extents (kernelsynth/importers/fit.py)."""
+    for d in dims:
+        m, v = d.multiple_of, d.value
+        xs = [v, v + m, v + 2 * m, v + 3 * m, v + 5 * m, d.snap(2 * v + m, False), d.minimum, d.minimum + m,
+              d.minimum + 3 * m]
+        xs = [x for x in dict.fromkeys(xs) if x >= d.minimum and x % m == 0 and probe.ok(d.values(x))]
+        d.runs = xs
+        runs = [probe.run(d.values(x)) for x in xs]
+        use_trace = len({len(r.trace) for r in runs}) == 1
+        atoms: List[Atom] = [(d.name, lambda x: x)]
+        for axis_id in range(len(runs[0].axes(use_trace))):
+            try:
+                es = [r.axes(use_trace)[axis_id] for r in runs]
+            except IndexError:
+                continue
+            if len({(g, len(s)) for g, _, s in es}) != 1:
+                continue
+            for ax in range(len(es[0][2])):
+                form = axis_form(d.name, xs, [e[2][ax] for e in es])
+                if form is not None:  # kept when it is no combination of the atoms found so far
+                    rows = [[Fraction(1)] + [Fraction(f(x)) for _, f in atoms + [form]] for x in xs]
+                    if rank(rows) == len(atoms) + 2:
+                        atoms.append(form)
+        d.atoms = atoms[:4]
+
+
+def fit_work(probe: Probe, dims: List[Dim], base_values: Dict[str, int], rep: Report) -> Dict[str, Optional[str]]:
+    """``{"flops", "float_elements", "other_bytes"}`` formulas (None: no formula checked)."""
+    names = [d.name for d in dims]
+
+    def point(p):
+        vals = dict(base_values)
+        for d in dims:
+            vals.update(d.values(p[d.name]))
+        return probe.run(vals)
+
+    measures = {"flops": lambda r: r.flops, "float_elements": lambda r: r.float_elements(),
+                "other_bytes": lambda r: r.other_bytes()}
+    checks = _check_shapes(probe, dims, base_values)
+    out: Dict[str, Optional[str]] = {}
+    for key, fn in measures.items():
+        out[key] = None
+        for power in (1, 2, 3):  # the dims' atoms, then with their squares, then cubes (a square matmul)
+            atoms = {d.name: list(d.atoms) + [(" * ".join([d.name] * k), lambda x, k=k: x ** k)
+                                              for k in range(2, power + 1)] for d in dims}
+            values = {d.name: grid_values(atoms[d.name], d.runs) for d in dims}
+            if any(v is None for v in values.values()) or math.prod(len(v) for v in values.values()) > MAX_GRID:
+                continue
+            try:
+                text = fit_grid(names, atoms, values, lambda p: fn(point(p)))
+            except ImportFailure:
+                continue
+            if checks and all(abs(evaluate(text, c) - fn(point(c))) <= 1e-9 * max(1, abs(fn(point(c)))) for c in checks):
+                out[key] = text
+                rep.decide(f"work {key}", text, f"fitted on a grid of {math.prod(len(v) for v in values.values())} "
+                           f"shapes (meta device); equals the measurement at {len(checks)} shapes off the grid: "
+                           + "; ".join("x".join(str(c[n]) for n in names) for c in checks))
+                break
+        if out[key] is None:
+            rep.flag("no-formula", f"work {key}: no formula of the dims fits the measurements (FlopCounterMode / "
+                     "tensor sizes) at every checked shape; needs a person")
+    return out
+
+
+def _check_shapes(probe, dims, base_values) -> List[Dict[str, int]]:
+    """Three shapes off every fitting grid, mixed parities, where the model runs."""
+    out = []
+    for j, (num, add) in enumerate(((1, 7), (2, 3), (1, 11))):
+        c = {}
+        for d in dims:
+            x = d.snap(d.value * num // (1 + (j == 1)) + add * d.multiple_of, odd=(j != 2))
+            while x in d.runs:
+                x += d.multiple_of
+            c[d.name] = x
+        vals = dict(base_values)
+        for d in dims:
+            vals.update(d.values(c[d.name]))
+        if probe.ok(vals):
+            out.append(c)
+    return out
+
+
+def _cost(probe, dims, base_values, shape) -> Optional[Measured]:
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    try:
+        return probe.run(vals)
+    except ImportFailure:
+        return None
+
+
+def make_shapes(probe, dims, base_values, targets: Sequence[Tuple[int, int]], budget) -> List[Dict[str, int]]:
+    """One shape per ``(other, reduced)`` target: non-reduced dims near ``other``, reduced dims
+    near ``reduced`` (capped by the original value), odd, then halved (non-reduced dims first,
+    largest first) until the work fits ``budget`` and the model runs (a shape whose dims are all
+    at their smallest is kept over the budget: fixed sizes inside the problem can exceed it)."""
+    out = []
+    for other, red in targets:
+        s = {d.name: d.snap(min(d.value, red if d.reduced else other)) for d in dims}
+        for _ in range(64):
+            r = _cost(probe, dims, base_values, s)
+            if r is not None and r.flops <= budget["flops"] and r.largest() <= budget["elements"]:
+                break
+            shrink = sorted((d for d in dims if d.snap(s[d.name] // 2) < s[d.name]),
+                            key=lambda d: (d.reduced, -s[d.name]))
+            if not shrink:  # every dim at its smallest: kept when it runs, over the budget or not
+                s = s if r is not None else None
+                break
+            d = shrink[0]
+            s[d.name] = d.snap(s[d.name] // 2)
+        else:
+            s = None
+        if s is not None and s not in out:
+            out.append(s)
+    return out
+
+
+# --------------------------------------------------------------------------- checks on the CPU
+def _cpu_outputs(src: ProblemSource, values, dtype, ref_dtype=None, train=False, seed=0):
+    """The model's outputs on the CPU at ``values``: built after torch.manual_seed(42) as the
+    harness does, in ``dtype`` (parameters and floating inputs), then evaluated in ``ref_dtype``
+    (None: ``dtype``), in eval mode unless ``train``."""
+    gen = torch.Generator().manual_seed(seed)
+    inputs = src.inputs(values, dtype, torch.device("cpu"), gen)
+    ns = src.namespace(values)
+    torch.manual_seed(42)
+    model = ns["Model"](*ns["get_init_inputs"]()).to(dtype)
+    if ref_dtype is not None:
+        model = model.to(ref_dtype)
+        inputs = [x.to(ref_dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    model.train(train)
+    with torch.no_grad():
+        return _leaves(model(*inputs))
+
+
+def _passes(outs, refs, tol) -> bool:
+    return all(torch.all((o.double() - r.double()).abs() <= tol["atol"] + tol["rtol"] * r.double().abs()).item()
+               for o, r in zip(outs, refs))
+
+
+def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: List[str]) -> List[str]:
+    """The value checks of the module docstring; returns the dtypes kept."""
+    def vals(s):
+        v = dict(base_values)
+        for d in dims:
+            v.update(d.values(s[d.name]))
+        return v
+
+    zeros, lowp, bf16_bad, f32_bad, no_bf16 = [], [], [], [], []
+    for s in shapes:
+        label = "x".join(str(x) for x in s.values()) or "()"
+        ref32 = _cpu_outputs(src, vals(s), torch.float32, torch.float64)
+        zeros.append((label, _passes([torch.zeros_like(r) for r in ref32], ref32, tolerance["float32"])))
+        f32 = _cpu_outputs(src, vals(s), torch.float32)
+        if not _passes(f32, ref32, tolerance["float32"]):
+            f32_bad.append(label)
+        try:
+            low = _cpu_outputs(src, vals(s), torch.bfloat16)
+        except (RuntimeError, NotImplementedError) as e:  # an operator without a bfloat16 CPU kernel
+            no_bf16.append(f"{type(e).__name__}: {str(e).splitlines()[0][:100]}")
+            continue
+        lowp.append((label, _passes(low, ref32, tolerance["float32"])))
+        if "bfloat16" in tolerance:
+            ref16 = _cpu_outputs(src, vals(s), torch.bfloat16, torch.float64)
+            if not _passes(low, ref16, tolerance["bfloat16"]):
+                bf16_bad.append(label)
+    ev = lambda pairs: ", ".join(f"{lb}: {'passes' if ok else 'fails'}" for lb, ok in pairs)  # noqa: E731
+    rep.decide("check: all-zeros answer vs the float32 tolerance", "fails" if not all(ok for _, ok in zeros) else "PASSES",
+               ev(zeros))
+    if zeros and all(ok for _, ok in zeros):
+        rep.flag("zeros-pass", "an all-zeros output passes the float32 tolerance at every verify shape "
+                               f"({ev(zeros)}): the check cannot tell a kernel that writes nothing; needs a person")
+    rep.decide("check: bfloat16-precision answer vs the float32 tolerance",
+               "fails" if not all(ok for _, ok in lowp) else "PASSES", ev(lowp))
+    if lowp and all(ok for _, ok in lowp):
+        rep.flag("low-precision-pass", "an answer computed in bfloat16 passes the float32 tolerance at every verify "
+                                       f"shape ({ev(lowp)}); needs a person (longer reductions, tighter tolerance)")
+    if f32_bad:
+        rep.flag("reference-fails-tolerance", f"eager float32 on the CPU fails the float32 tolerance against float64 "
+                                              f"at {', '.join(f32_bad)}")
+    kept = list(dtypes)
+    if bf16_bad and "bfloat16" in kept:
+        kept.remove("bfloat16")
+        rep.decide("dtype bfloat16", "left out", f"eager bfloat16 on the CPU fails the default bfloat16 tolerance "
+                   f"against a float64 reference at {', '.join(bf16_bad)}")
+    elif no_bf16 and "bfloat16" in kept:
+        rep.decide("dtype bfloat16", "kept, unchecked", f"eager bfloat16 does not run on the CPU ({no_bf16[0]}): "
+                   "the bfloat16 and low-precision checks were not made")
+        rep.flag("unchecked-bfloat16", f"bfloat16 kept without the CPU checks ({no_bf16[0]})")
+    elif "bfloat16" in kept:
+        rep.decide("dtype bfloat16", "kept", "eager bfloat16 on the CPU meets the default bfloat16 tolerance at every "
+                   "verify shape")
+    return kept
+
+
+def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
+    """Flags integer inputs that the reference cannot take changed the way the harness's
+    partial-staleness check changes them (VERIFICATION.md rule 10: ``x + 1234567`` for 4- and
+    8-byte integers, ``x + 77`` otherwise): tried on the CPU at ``shape``."""
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    inputs = src.inputs(vals, torch.float32, torch.device("cpu"), torch.Generator().manual_seed(0))
+    ints = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and not x.is_floating_point()
+            and x.dtype != torch.bool and x.numel()]
+    if not ints:
+        return
+    changed = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    for i in ints:
+        changed[i].view(-1)[0] += 1234567 if changed[i].element_size() >= 4 else 77
+    ns = src.namespace(vals)
+    torch.manual_seed(42)
+    model = ns["Model"](*ns["get_init_inputs"]()).eval()
+    try:
+        with torch.no_grad():
+            model(*changed)
+    except Exception as e:  # noqa: BLE001 - the evidence
+        msg = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+        rep.decide("integer inputs", f"inputs {ints} keep their dtype", f"the reference rejects them changed as the "
+                   f"partial-staleness check changes them ({msg})")
+        rep.flag("staleness-check-breaks", f"integer inputs {ints} (class targets, indices): the harness's "
+                 "partial-staleness check (VERIFICATION.md rule 10) writes x + 1234567 into one element, which the "
+                 f"reference rejects ({msg}); every candidate then fails on the CPU and GPU alike until that check keeps "
+                 "integer inputs in their range (an engine change)")
+    else:
+        rep.decide("integer inputs", f"inputs {ints} keep their dtype", "the reference accepts them changed as the "
+                   "partial-staleness check changes them")
+
+
+def training_check(src, dims, base_values, shape, rep: Report) -> bool:
+    """True (and flagged) when train and eval mode give different outputs at ``shape``."""
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    ns = src.namespace(vals)
+    model = ns["Model"](*ns["get_init_inputs"]())
+    kinds = sorted({type(m).__name__ for m in model.modules()
+                    if isinstance(m, (torch.nn.modules.batchnorm._NormBase, torch.nn.modules.dropout._DropoutNd))})
+    ev = _cpu_outputs(src, vals, torch.float32)
+    tr = _cpu_outputs(src, vals, torch.float32, train=True)
+    differ = any(not torch.equal(a, b) for a, b in zip(ev, tr))
+    if differ or kinds:
+        rep.decide("mode", "eval", f"train and eval mode outputs {'differ' if differ else 'agree'} at "
+                   f"{'x'.join(map(str, shape.values()))} (modules: {', '.join(kinds) or 'none named'}); the spec format "
+                   "has no train/eval field and the harness runs the reference and candidates in eval mode "
+                   "(BatchNorm with its running statistics, Dropout off), while KernelBench runs nn.Module's default, "
+                   "train mode")
+        rep.flag("training-mode", f"{', '.join(kinds) or 'the model'}: imported in eval mode (the harness's mode); "
+                                  "KernelBench times train mode (batch statistics); needs a person to accept eval")
+    return differ
+
+
+# --------------------------------------------------------------------------- one problem
+def import_problem(path: Path, out: Path) -> Report:
+    """Import one problem file into ``out/<task>/``; the report says what was decided (or why not)."""
+    rep = Report(source=str(path))
+    try:
+        rep.task = task_name(path)
+        _import(path, out, rep)
+        rep.status = "imported"
+    except ImportFailure as e:
+        rep.reason = str(e)
+    except SyntaxError as e:
+        rep.reason = f"does not parse: {e.msg} (line {e.lineno})"
+    except Exception as e:  # noqa: BLE001 - one problem's failure never stops the others
+        rep.reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    return rep
+
+
+def _import(path: Path, out: Path, rep: Report):
+    text = path.read_text()
+    src = ProblemSource(text, str(path))
+    tree_names = {getattr(n, "name", None) for n in src.tree.body}
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in tree_names]
+    if missing:
+        raise ImportFailure(f"defines no {', '.join(missing)} (KernelBench's format: class Model, get_inputs(), "
+                            "get_init_inputs())")
+    unseeded = src.unseeded_draws()
+    if unseeded:
+        raise ImportFailure(f"get_inputs draws with Tensor methods the importer cannot seed ({'; '.join(unseeded)})")
+    probe = Probe(src)
+    try:
+        base = probe.run({})
+    except ImportFailure as e:
+        raise ImportFailure(f"the model does not run at its own sizes on the meta device ({e})") from None
+    dims = find_dims(src, probe, base, rep)
+    if not dims:
+        raise ImportFailure("no size constant found (no int constant changes an input shape when perturbed)")
+    find_constraints(probe, dims, rep)
+    find_atoms(probe, dims)
+    base_values: Dict[str, int] = {}
+    work = fit_work(probe, dims, base_values, rep)
+    nf = sorted(set(base.no_formula) - PLUMBING_OPS)
+    if nf:
+        rep.flag("no-flop-formula", f"operators without a FLOP formula in torch.utils.flop_counter (counted as 0 "
+                                    f"FLOPs): {', '.join(nf)}")
+    # category
+    red_ops = sorted(set(base.ops) & REDUCTION_OPS)
+    reduced = [d.name for d in dims if d.reduced]
+    if base.flops > 0:
+        per = base.flops / max(1, sum(math.prod(s) for s, _ in base.outputs))
+        category, why = "matmul", f"FlopCounterMode counts {base.flops:.4g} FLOPs at the original sizes ({per:.4g} per output element)"
+    elif red_ops or reduced:
+        category, why = "reduction", (f"0 counted FLOPs; " + (f"reduction operators {', '.join(red_ops)}" if red_ops else "")
+                                      + ("; " if red_ops and reduced else "") + (f"dims {', '.join(reduced)} reduced away "
+                                                                                 "(in no output shape)" if reduced else ""))
+    else:
+        category, why = "elementwise", "0 counted FLOPs, no reduction operator, every dim in the output"
+    rep.decide("category", category, why)
+    tolerance = {dt: default_tolerance(category, dt) for dt in ("float32", "bfloat16")}
+    rep.decide("tolerance", {k: (v["atol"], v["rtol"]) for k, v in tolerance.items()},
+               f"kernelsynth/tolerance.py defaults of class {category}")
+    timing = {d.name: d.value for d in dims}
+    verify = make_shapes(probe, dims, base_values, [(37, 1031), (9, 517), (1, 4099)], VERIFY_BUDGET)
+    interp = make_shapes(probe, dims, base_values, [(5, 67), (3, 33)], INTERPRET_BUDGET)
+    if not verify or not interp:
+        raise ImportFailure("no verify shape within the work budget runs")
+    rep.decide("shapes.timing", timing, "the problem's own sizes")
+    rep.decide("shapes.verify", verify, f"scaled down, odd, reduced dims kept long ({', '.join(reduced) or 'none'}), "
+               f"within {VERIFY_BUDGET['flops']:.0e} FLOPs and {VERIFY_BUDGET['elements']} elements per tensor")
+    rep.decide("interpret.shapes", interp, f"for hw=cpu: within {INTERPRET_BUDGET['flops']:.0e} FLOPs and "
+               f"{INTERPRET_BUDGET['elements']} elements")
+    dtypes = cpu_checks(src, dims, base_values, verify, tolerance, rep, ["float32", "bfloat16"])
+    training = training_check(src, dims, base_values, interp[0], rep)
+    integer_input_check(src, dims, base_values, interp[0], rep)
+    _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base)
+
+
+
+def _work_text(work) -> Tuple[str, str]:
+    fe, ob = work.get("float_elements"), work.get("other_bytes")
+    if fe is None or ob is None:
+        bytes_ = "0"
+    else:
+        bytes_ = "itemsize * 0" if fe == "0" else f"({fe}) * itemsize"
+        if ob != "0":
+            bytes_ += f" + {ob}"
+    return work.get("flops") or "0", bytes_
+
+
+def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base):
+    folder = out / rep.task
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "kernels").mkdir(parents=True)
+    text = src.source if src.source.endswith("\n") else src.source + "\n"
+    header = (f"# Imported by `kernelsynth-tools import-kernelbench` from {path}.\n# {LICENSE_NOTE}\n"
+              "# Below: the original problem file, unchanged, then kernelsynth's adapter.\n")
+    first = header.count("\n") + 1
+    last = first + text.count("\n") - 1
+    ks_dims = {d.name: d.constants for d in dims}
+    (folder / "reference.py").write_text(header + text + adapter(ks_dims, (first, last)))
+    (folder / "kernels" / "v0_eager.py").write_text(
+        f"# v0 of {rep.task}: the original problem's Model, run by eager PyTorch (source unchanged below).\n"
+        + text + "\n\nModelNew = Model\n")
+    flops, bytes_ = _work_text(work)
+    names = [d.name for d in dims]
+    doc_model = next((n for n in src.tree.body if getattr(n, "name", None) == "Model"), None)
+    docline = (ast.get_docstring(doc_model) or "").strip().splitlines()
+    summary = f"KernelBench problem {path.name}" + (f": {docline[0]}" if docline else "")
+    spec: Dict[str, Any] = {
+        "category": category, "summary": summary, "reference": "reference.py", "dims": names,
+    }
+    cons = {d.name: {k: v for k, v in (("min", d.minimum), ("multiple_of", d.multiple_of))
+                     if (k == "min" and v > d.multiple_of) or (k == "multiple_of" and v > 1)} for d in dims}
+    cons = {k: v for k, v in cons.items() if v}
+    if cons:
+        spec["constraints"] = cons
+    spec["shapes"] = {"verify": verify, "timing": timing}
+    spec["dtypes"] = dtypes
+    spec["comparison"] = "allclose"
+    spec["tolerance"] = {dt: {"atol": tolerance[dt]["atol"], "rtol": tolerance[dt]["rtol"],
+                              "source": f"kernelsynth/tolerance.py default for class {category}: {tolerance[dt]['source']}"}
+                         for dt in dtypes}
+    spec["work"] = {"flops": flops, "bytes": bytes_}
+    spec["baselines"] = ["eager", "compile"]
+    mode = " in eval mode (BatchNorm uses its running statistics, Dropout is off)" if training else ""
+    spec["question"] = (f"Write a GPU kernel for the PyTorch module below (KernelBench problem {path.name}){mode}, "
+                        "for inputs of dtype {dtype}. It must be correct for any sizes of the dims "
+                        f"{', '.join(names)} and faster than eager PyTorch. Timing shape ({', '.join(names)}): "
+                        "{timing_shape}.")
+    spec["why"] = ("An imported KernelBench problem: the reference is the problem's own Model, and every number in "
+                   "the record was measured against it.")
+    spec["candidates"] = [{
+        "version": "v0", "name": "eager", "backend": "torch", "file": "kernels/v0_eager.py",
+        "technique": "Eager PyTorch: the problem's Model as written",
+        "rationale": "The reference run by PyTorch eagerly: one kernel or library call per operator, every "
+                     "intermediate written to and read back from memory.",
+        "allow_reference_ops": True}]
+    spec["interpret"] = {"dtypes": ["float32"], "shapes": interp}
+    lines = [f"# Imported from {path} by `kernelsynth-tools import-kernelbench`; every choice below and its",
+             "# evidence is in the import report (import_report.json beside this folder).",
+             f"# {LICENSE_NOTE}"]
+    if training:
+        lines.append("# Mode: eval (the harness calls .eval(); the spec format has no train/eval field). KernelBench")
+        lines.append("# itself runs the Model in train mode: see the report's training-mode flag.")
+    (folder / "spec.yaml").write_text("\n".join(lines) + "\n" + yaml.safe_dump(spec, sort_keys=False, width=110))
+    try:
+        load_spec(folder / "spec.yaml", task_folder=True)  # what it wrote must load
+    except Exception:
+        shutil.rmtree(folder)
+        raise
+    rep.decide("v0", "eager reference (backend torch, allow_reference_ops)", "the problem's Model as written")
+
+
+# --------------------------------------------------------------------------- many problems
+def problem_files(paths: Sequence[Path]) -> List[Path]:
+    """The ``.py`` files of ``paths`` (files as given, folders searched recursively, sorted)."""
+    out: List[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*.py") if f.name != "__init__.py" and "__pycache__" not in f.parts)
+        else:
+            out.append(p)
+    return out
+
+
+def import_all(paths: Sequence[Path], out: Path) -> List[Report]:
+    """Import every problem of ``paths`` into ``out``; writes ``out/import_report.json``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    reports, names = [], {}
+    for f in problem_files(paths):
+        if not f.is_file():
+            reports.append(Report(source=str(f), reason="no such file"))
+            continue
+        name = task_name(f)
+        if name in names:
+            reports.append(Report(source=str(f), task=name, reason=f"same task name as {names[name]}"))
+            continue
+        names[name] = f
+        reports.append(import_problem(f, out))
+    (out / "import_report.json").write_text(json.dumps(
+        {"tool": "kernelsynth-tools import-kernelbench", "torch": torch.__version__,
+         "problems": [asdict(r) for r in reports]}, indent=1) + "\n")
+    return reports
+
+
+def print_table(reports: List[Report], out: Path) -> None:
+    """One row per problem (rich table when rich is installed, plain lines otherwise)."""
+    rows = [(Path(r.source).name, r.task or "-", r.status,
+             r.reason if r.reason else ", ".join(sorted({f["kind"] for f in r.flags})) or "-") for r in reports]
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        for r in rows:
+            print("  ".join(r))
+    else:
+        t = Table(title=f"import-kernelbench -> {out}")
+        for c in ("problem", "task", "status", "flags / reason"):
+            t.add_column(c, overflow="fold")
+        for r in rows:
+            t.add_row(*r)
+        Console(width=160).print(t)
+    ok = sum(r.status == "imported" for r in reports)
+    print(f"{ok} imported, {len(reports) - ok} failed; decisions and evidence: {out / 'import_report.json'}")
