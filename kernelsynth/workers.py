@@ -224,6 +224,12 @@ def load_message(data: bytes) -> Any:
         raise ForgedMessage(f"the worker's message does not unpickle: {type(e).__name__}: {e}"[:500]) from None
 
 
+#: The longest result message the parent reads (raw outputs for the independent check are capped
+#: by verify.transport.DIGEST_MAX_BYTES, staged cache entries at 512 MiB a job): a worker that
+#: announces more gets a ``tampering`` result, and the parent buffers nothing.
+MAX_MESSAGE_BYTES = 1 << 30
+
+
 def _recv_before(w: "_Worker", deadline: float):
     """``w.conn.recv()`` (through :func:`load_message`: a message naming any other class is a
     ``tampering`` result), given up at ``deadline`` (time.monotonic): None then. A readable pipe
@@ -233,7 +239,16 @@ def _recv_before(w: "_Worker", deadline: float):
 
     def read():
         try:
-            data = w.conn.recv_bytes()
+            data = w.conn.recv_bytes(MAX_MESSAGE_BYTES)
+        except OSError as e:
+            if "bad message length" not in str(e):
+                box["error"] = e
+                return
+            # a length header past the cap: refused before anything is buffered
+            w.proc.kill()
+            box["value"] = JobResult(Fault.TAMPERING, error=f"a result message longer than {MAX_MESSAGE_BYTES} bytes "
+                                     "(the cap): refused; worker replaced")
+            return
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box["error"] = e
             return

@@ -438,3 +438,22 @@ def test_a_worker_under_its_own_uid_has_a_user_name(tmp_path):
     shutil.rmtree(home, ignore_errors=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["345678", "kernelsynth-worker-345678"]
+
+
+def test_a_result_longer_than_the_cap_is_refused_before_it_is_buffered():
+    """Found by the compile-cache helper: the parent read a result of any announced length, so a
+    worker could make it buffer gigabytes. A length header past the cap is a tampering result."""
+    import multiprocessing
+    import struct
+    import types
+
+    from kernelsynth.contract import Fault
+    from kernelsynth.workers import MAX_MESSAGE_BYTES, _recv_before
+
+    parent, child = multiprocessing.Pipe()
+    os.write(child.fileno(), struct.pack("!i", -1) + struct.pack("!Q", 8 * MAX_MESSAGE_BYTES))  # 8 GiB announced
+    killed = []
+    w = types.SimpleNamespace(conn=parent, proc=types.SimpleNamespace(kill=lambda: killed.append(1),
+                                                                      is_alive=lambda: True))
+    res = _recv_before(w, time.monotonic() + 10)
+    assert res.fault == Fault.TAMPERING and "longer than" in res.error and killed == [1]
