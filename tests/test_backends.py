@@ -44,13 +44,13 @@ def test_no_backend_name_is_tested_outside_the_backends_package():
 
 
 def _toy_task(tmp_path):
-    """flip2d with one more rung, v3, built by the toy backend."""
+    """flip2d with one more rung, v_toy, built by the toy backend."""
     dst = tmp_path / "flip2d"
     shutil.copytree(FLIP2D, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    (dst / "kernels" / "v3_toy.recipe").write_text("reverse dim=1\n")
+    (dst / "kernels" / "toy.recipe").write_text("reverse dim=1\n")
     doc = yaml.safe_load((dst / "spec.yaml").read_text())
-    doc["candidates"].append({"version": "v3", "name": "toy_reverse", "backend": "toy",
-                              "file": "kernels/v3_toy.recipe", "technique": "the slices copied in reverse order",
+    doc["candidates"].append({"version": "v9", "name": "toy_reverse", "backend": "toy",
+                              "file": "kernels/toy.recipe", "technique": "the slices copied in reverse order",
                               "rationale": "a backend registered from the tests folder"})
     (dst / "spec.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return dst
@@ -60,7 +60,7 @@ def test_an_unknown_backend_is_a_spec_error_naming_the_field(tmp_path, monkeypat
     monkeypatch.delenv("KERNELSYNTH_BACKENDS", raising=False)
     with pytest.raises(SpecError) as e:
         load_spec(_toy_task(tmp_path) / "spec.yaml")
-    assert e.value.field == "candidates[3].backend"
+    assert e.value.field == f"candidates[{len(load_spec(FLIP2D / 'spec.yaml').candidates)}].backend"
 
 
 def test_a_backend_from_the_tests_folder_runs_a_task_end_to_end(tmp_path, monkeypatch):
@@ -71,7 +71,7 @@ def test_a_backend_from_the_tests_folder_runs_a_task_end_to_end(tmp_path, monkey
                    f"task.spec={task}", f"cache_dir={tmp_path / 'cache'}"])
     result = engine.run(cfg, tmp_path / "run")
     obs = {o["version"]: o for o in result.observations}
-    toy = obs["v3"]
+    toy = obs["v9"]
     assert (toy["backend"], toy["verdict"], toy["fault"]) == ("toy", "accepted", "ok"), toy["reason"]
     assert toy["n_kernels"] == 1 and toy["compile_s"] == 0.0  # the backend's compile stats
     assert toy["aten_ops"] == "copy_,empty_like,select" and toy["reference_ops_used"] is None
