@@ -12,7 +12,7 @@ if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/b
   dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
 fi
 PARTS=${PARTS:-"conv32 conv16 flip"}
-K="python -m kernelsynth hw=h200 exploration.baselines=false exploration.sandbox.allow_unsandboxed_external=true"
+K="python -m kernelsynth hw=h200 exploration.baselines=false exploration.sandbox.allow_unsandboxed_external=true exploration.profile=false"
 S=tests/adversarial/redteam_2026_12_01/gpu/specs
 [[ " $PARTS " == *" conv32 "* ]] && timeout 360 $K task=conv_relu_maxpool task.spec=$S/conv_relu_maxpool/spec.yaml 'task.dtypes=[float32]' \
   'exploration.extra_candidates=[tests/adversarial/redteam_2026_12_01/gpu/conv]' hydra.run.dir=$OUTDIR/conv32 > $OUTDIR/conv32.log 2>&1
