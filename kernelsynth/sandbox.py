@@ -287,8 +287,14 @@ class Sandbox:
         for n in gpu_device_nodes() if self.gpu else []:
             cmd += ["--dev-bind", n, n]
         home = os.path.expanduser("~")
-        hide = [p for p in dict.fromkeys(os.path.realpath(x) for x in [*self.hidden, home, *SECRET_PATHS] if x)
-                if p != "/" and os.path.isdir(p) and not _under(p, "/tmp")]  # /tmp is already a fresh tmpfs
+        every = [p for p in dict.fromkeys(os.path.realpath(x) for x in [*self.hidden, home, *SECRET_PATHS] if x)
+                 if p != "/" and os.path.isdir(p)]
+        # A hidden folder inside another one or inside /tmp (already a fresh tmpfs), such as a run
+        # directory under the home, is covered by the outer mount; it is hidden again after the
+        # binds below, which may bring it back (a repo under the home, with its outputs/ inside,
+        # on sys.path).
+        nested = [p for p in every if any(_under(p, h) and p != h for h in [*every, "/tmp"])]
+        hide = [p for p in every if p not in nested]
         for p in hide:
             cmd += ["--tmpfs", p]
         # read back what the worker needs under a hidden folder: Python, its packages, the spec
@@ -307,6 +313,8 @@ class Sandbox:
 
         for p in sorted(dict.fromkeys(os.path.realpath(x) for x in need), key=len):
             hidden = any(_under(p, h) for h in [*hide, "/tmp"])
+            if p in every or p == "/tmp":  # a script run from /tmp or from the home puts it on sys.path:
+                continue                  # binding it would undo the hiding (and make /tmp read-only)
             if os.path.exists(p) and hidden and not any(_under(p, b) for b in bound):
                 bound.append(p)
                 lead_to(p)
@@ -320,7 +328,10 @@ class Sandbox:
             if any(_under(p, h) for h in [*hide, "/tmp"]):
                 lead_to(p)
             cmd += ["--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", p]
-        for p in hide:
+        rehide = [p for p in nested if any(_under(p, b) for b in bound)]
+        for p in rehide:
+            cmd += ["--tmpfs", p]
+        for p in hide + rehide:
             cmd += ["--remount-ro", p]  # hidden and not writable either (a write there is denied, EROFS)
         cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session", "--chdir", "/tmp", "--cap-drop", "ALL"]

@@ -457,3 +457,33 @@ def test_a_result_longer_than_the_cap_is_refused_before_it_is_buffered():
                                                                       is_alive=lambda: True))
     res = _recv_before(w, time.monotonic() + 10)
     assert res.fault == Fault.TAMPERING and "longer than" in res.error and killed == [1]
+
+
+def test_a_run_directory_inside_the_home_and_a_readable_repo_stays_hidden(tmp_path, monkeypatch):
+    """Seen on the H200: with the run directory under $HOME (/root/out/...), the home's tmpfs
+    covered the run directory's own mount and bwrap failed ("Can't remount readonly"), so every
+    worker died at start. And with a repo under the home on sys.path and its outputs/ inside it,
+    binding the repo back would have shown the run directory again. /tmp or the home itself on
+    sys.path (a script run from there) must not undo the hiding either."""
+    _sandbox_or_skip()
+    home = tmp_path / "home"
+    repo = home / "proj"
+    run = repo / "outputs" / "run"
+    run.mkdir(parents=True)
+    for d in (tmp_path, home, repo, repo / "outputs"):
+        os.chmod(d, 0o755)
+    (repo / "marker.txt").write_text("repo\n")
+    (run / "observation.parquet").write_text("secret\n")
+    (home / "token").write_text("hf_x\n")
+    os.chmod(repo / "marker.txt", 0o644)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(sys, "path", [*sys.path, str(repo), "/tmp", str(home)])
+    box = Sandbox(SandboxSettings(), hidden=[str(run)], readable=[str(repo)])
+    code = ("import os, sys; r, h, p = sys.argv[1:4]; print(open(os.path.join(p, 'marker.txt')).read().strip()); "
+            "print(sorted(os.listdir(r)), os.path.exists(os.path.join(h, 'token')));\n"
+            "try:\n  open(os.path.join(r, 'x'), 'w')\nexcept OSError as e:\n  print('denied', e.errno)\n"
+            "open('/tmp/scratch', 'w').write('ok'); print('tmp writable')")
+    cmd = box.command([sys.executable, "-c", code, str(run), str(home), str(repo)], {"uid": None})
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:4] == ["repo", "[] False", "denied 30", "tmp writable"]
