@@ -229,6 +229,14 @@ class ProfileRequest:
     ncu: Optional[str] = None
     timeout_s: float = 300.0
     warmup_calls: int = 3
+    #: More candidates profiled in the same ncu run, after ``request`` and in this order (one ncu
+    #: and driver start for all; a marker kernel before each profiled call tells their kernels
+    #: apart, :func:`kernelsynth.profiling.split_calls`); the job then returns one result each.
+    batch: List[JobRequest] = field(default_factory=list)
+
+    @property
+    def requests(self) -> List[JobRequest]:
+        return [self.request, *self.batch]
 
 
 @dataclass

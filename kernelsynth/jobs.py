@@ -105,22 +105,28 @@ def ceilings(payload: Dict[str, Any]) -> Dict[str, Any]:
 def profile(p) -> Dict[str, Any]:
     """Profile one call of a verified candidate with Nsight Compute (kernelsynth/profiling.py):
     ``p`` is a :class:`kernelsynth.contract.ProfileRequest`; returns the
-    :class:`kernelsynth.contract.ProfileResult` fields (``profile`` says ``ncu``, or why not).
-    This worker starts ncu on :mod:`kernelsynth.profile_driver` and initialises no CUDA itself."""
+    :class:`kernelsynth.contract.ProfileResult` fields (``profile`` says ``ncu``, or why not); with
+    a batch, ``{"batch": [fields of each request, in order]}``, each ``profile_s`` the run's
+    seconds divided by its calls. This worker starts ncu on :mod:`kernelsynth.profile_driver` and initialises no CUDA itself."""
     from . import profiling
 
     start = time.perf_counter()
     ncu = profiling.find_ncu(p.ncu)
     if ncu is None:
         where = p.ncu or "PATH, " + ", ".join(profiling.NCU_PLACES)
-        return dict(profiling.skipped(f"ncu (Nsight Compute) not found ({where})"),
-                    profile_s=time.perf_counter() - start)
+        out = dict(profiling.skipped(f"ncu (Nsight Compute) not found ({where})"), profile_s=time.perf_counter() - start)
+        return {"batch": [dict(out) for _ in p.requests]} if p.batch else out
     workdir = profiling.temp_workdir()
+    n = len(p.requests)
     try:
-        out = profiling.run_ncu(profiling.request_file(workdir, p), ncu, list(p.metrics), p.timeout_s, workdir)
+        outs = profiling.run_ncu_batch(profiling.request_file(workdir, p), ncu, list(p.metrics), p.timeout_s,
+                                       workdir, n)
     finally:
         profiling.cleanup(workdir)
-    return dict(out, profile_s=time.perf_counter() - start)
+    spent = time.perf_counter() - start
+    if not p.batch:
+        return dict(outs[0], profile_s=spent)
+    return {"batch": [dict(o, profile_s=spent / n) for o in outs]}  # the run's time shared among its calls
 
 
 #: torch.manual_seed before building the reference and a trusted baseline, so modules that create

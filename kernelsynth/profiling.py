@@ -204,11 +204,42 @@ def ncu_command(ncu: str, metrics: List[str], report: str, program: List[str]) -
             "--metrics", ",".join(metrics), "--force-overwrite", "--export", report, *program]
 
 
+#: The kernel the driver launches before each profiled call of a batch (kernelsynth/profile_driver.py).
+MARKER = "kernelsynth_profile_marker"
+
+
+def split_calls(kernels: List[Dict[str, Any]], count: int) -> List[List[Dict[str, Any]]]:
+    """The kernels of a batch's report, one list per profiled call, markers dropped: each call's
+    range starts with one :data:`MARKER` launch. ``count`` 1: every kernel is the one call's.
+    Raises ValueError when the report does not hold exactly ``count`` markers, first (a call
+    that launched a kernel of that name, or a range ncu missed, would shift the attribution)."""
+    if count == 1:
+        return [kernels]
+    at = [i for i, k in enumerate(kernels) if MARKER in k["kernel"]]
+    if len(at) != count or (kernels and at[0] != 0):
+        raise ValueError(f"the batch's report has {len(at)} marker kernel(s) for {count} profiled calls"
+                         + ("" if not kernels or (at and at[0] == 0) else ", and kernels before the first"))
+    return [kernels[a + 1:b] for a, b in zip(at, at[1:] + [len(kernels)])]
+
+
 def run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, workdir: str) -> Dict[str, Any]:
-    """Profile the driver on ``request_file`` (a pickled ProfileRequest) with ``ncu``; return the
-    ProfileResult fields. A metric ncu does not know is dropped and the profile retried once (then
-    once more with :data:`CORE_METRICS`); a refusal (counters not permitted) is a ``skipped``
-    reason; anything else that goes wrong is a ``failed`` reason with ncu's first error line."""
+    """Profile the driver on ``request_file`` (a pickled ProfileRequest of one candidate) with
+    ``ncu``; return the ProfileResult fields (:func:`run_ncu_batch` with one call)."""
+    return run_ncu_batch(request_file, ncu, metrics, timeout_s, workdir, 1)[0]
+
+
+def run_ncu_batch(request_file: str, ncu: str, metrics: List[str], timeout_s: float, workdir: str,
+                  count: int) -> List[Dict[str, Any]]:
+    """Profile the driver on ``request_file`` (a pickled ProfileRequest with ``count`` candidates,
+    the request and its batch) in one ncu run; return the ProfileResult fields of each, in order.
+    A metric ncu does not know is dropped and the profile retried once (then once more with
+    :data:`CORE_METRICS`); a refusal (counters not permitted) is a ``skipped`` reason; anything
+    else that goes wrong is a ``failed`` reason with ncu's first error line, the same for all."""
+    return [dict(r) for r in _run_ncu(request_file, ncu, metrics, timeout_s, workdir, count)]
+
+
+def _run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, workdir: str,
+             count: int) -> List[Dict[str, Any]]:
     env = dict(os.environ)
     # the driver keeps this worker's Triton cache (its kernels were compiled there); ncu deploys
     # its section files under a writable HOME of its own
@@ -224,18 +255,18 @@ def run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, w
         tried.append(list(metrics))
         left = deadline - time.monotonic()
         if left <= 5:
-            return {"profile": f"failed: ncu did not finish within {timeout_s:.0f} s"}
+            return [{"profile": f"failed: ncu did not finish within {timeout_s:.0f} s"}] * count
         try:
             out = subprocess.run(ncu_command(ncu, metrics, report, program), capture_output=True, text=True,
                                  timeout=left, env=env, cwd=workdir)
         except subprocess.TimeoutExpired:
-            return {"profile": f"failed: ncu did not finish within {timeout_s:.0f} s"}
+            return [{"profile": f"failed: ncu did not finish within {timeout_s:.0f} s"}] * count
         except OSError as e:
-            return {"profile": f"skipped: ncu could not be started ({e})"}
+            return [{"profile": f"skipped: ncu could not be started ({e})"}] * count
         output = out.stdout + "\n" + out.stderr
         why = refusal(output)
         if why:
-            return {"profile": f"skipped: {why}"}
+            return [{"profile": f"skipped: {why}"}] * count
         if out.returncode == 0 and os.path.isfile(report + ".ncu-rep"):
             break
         bad = unknown_metrics(output, metrics)
@@ -247,19 +278,27 @@ def run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, w
             continue
         app = [x.strip() for x in output.strip().splitlines() if x.strip() and not x.startswith("==")]
         why = "; ".join(x for x in (_first_error(output), app[-1] if app else "") if x)
-        return {"profile": f"failed: ncu exited {out.returncode}: {why}"[:1000]}
+        return [{"profile": f"failed: ncu exited {out.returncode}: {why}"[:1000]}] * count
     try:
         exported = subprocess.run([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "raw",
                                    "--print-units", "base"], capture_output=True, text=True,
                                   timeout=max(10.0, deadline - time.monotonic()), env=env, cwd=workdir)
-        result = summarise(parse_raw_csv(exported.stdout))
+        calls = split_calls(parse_raw_csv(exported.stdout), count)
     except (subprocess.SubprocessError, OSError, ValueError) as e:
-        return {"profile": f"failed: reading the ncu report: {e}"[:1000]}
-    if tried[-1] != tried[0]:
-        dropped = sorted(set(tried[0]) - set(tried[-1]))
-        result["ncu_metrics"] = json.dumps(dict(json.loads(result["ncu_metrics"]), _not_collected=dropped),
-                                           sort_keys=True)
-    return result
+        return [{"profile": f"failed: reading the ncu report: {e}"[:1000]}] * count
+    results = []
+    for kernels in calls:
+        try:
+            result = summarise(kernels)
+        except ValueError as e:
+            results.append({"profile": f"failed: reading the ncu report: {e}"[:1000]})
+            continue
+        if tried[-1] != tried[0]:
+            dropped = sorted(set(tried[0]) - set(tried[-1]))
+            result["ncu_metrics"] = json.dumps(dict(json.loads(result["ncu_metrics"]), _not_collected=dropped),
+                                               sort_keys=True)
+        results.append(result)
+    return results
 
 
 # ------------------------------------------------------------------------------------ planning

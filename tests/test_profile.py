@@ -323,6 +323,15 @@ def test_the_driver_builds_the_candidate_and_calls_it_once_more_to_be_profiled(t
     assert out["profile"] == "ncu", app
     assert (f"kernelsynth.profile_driver: v1 float32 {job.request.candidate.config}: 2 warm-up call(s), "
             "1 profiled call, output (5, 7)") in app
+    # a batch: the same driver builds and calls each candidate in turn, in one ncu run
+    other = dataclasses.replace(request, timing_shape={"M": 3, "N": 4})
+    path = profiling.request_file(work, ProfileRequest(request, list(profiling.METRICS), warmup_calls=1, batch=[other]))
+    monkeypatch.setenv("FAKE_NCU_CSV", str(_batch_csv(tmp_path / "b.csv", 2)))
+    outs = profiling.run_ncu_batch(path, str(NCU / "fake_ncu.py"), list(profiling.METRICS), 120, work, 2)
+    app = (tmp_path / "app.txt").read_text()
+    assert [o["profile"] for o in outs] == ["ncu", "ncu"], app
+    assert [x.split(": ")[-1] for x in app.splitlines() if x.startswith("kernelsynth.profile_driver")] == [
+        "1 warm-up call(s), 1 profiled call, output (5, 7)", "1 warm-up call(s), 1 profiled call, output (3, 4)"]
 
 
 def test_the_cuda_copy_ceiling_kernel_compiles_to_16_byte_streaming_accesses(tmp_path):
@@ -345,11 +354,41 @@ def test_the_cuda_copy_ceiling_kernel_compiles_to_16_byte_streaming_accesses(tmp
     assert all("ld.global.cs.v4.s32" in x for x in loads) and all("st.global.cs.v4.s32" in x for x in stores)
 
 
+def _batch_csv(path: Path, calls: int, marker_first: bool = True) -> Path:
+    """raw_page.csv's two kernels once per call, each call's range led by the driver's marker."""
+    lines = (NCU / "raw_page.csv").read_text().splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith('"ID"'))
+    rows = lines[head + 2:]
+    marker = rows[0].replace("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
+                             "(int, T2, T3)", profiling.MARKER)
+    body, n = [], 0
+    for c in range(calls):
+        for r in ([marker] if marker_first or c else []) + rows:
+            body.append(f'"{n}"' + r[r.index(","):])
+            n += 1
+    path.write_text("\n".join(lines[:head + 2] + body) + "\n")
+    return path
+
+
+def test_a_batch_report_is_split_at_the_markers_and_a_shifted_one_is_refused(tmp_path):
+    kernels = profiling.parse_raw_csv(_batch_csv(tmp_path / "b.csv", 3).read_text())
+    calls = profiling.split_calls(kernels, 3)
+    assert [[k["kernel"] for k in c] for c in calls] == [[kernels[1]["kernel"], "_flip_packed_kernel"]] * 3
+    assert [profiling.summarise(c)["ncu_dram_pct"] for c in calls] == [91.83] * 3
+    assert profiling.split_calls(kernels, 1) == [kernels]  # one call: no markers looked for
+    with pytest.raises(ValueError, match="3 marker kernel\\(s\\) for 4 profiled calls"):
+        profiling.split_calls(kernels, 4)  # e.g. a call that launched a kernel of the marker's name
+    shifted = profiling.parse_raw_csv(_batch_csv(tmp_path / "s.csv", 3, marker_first=False).read_text())
+    with pytest.raises(ValueError, match="2 marker kernel\\(s\\) for 3 profiled calls, and kernels before"):
+        profiling.split_calls(shifted, 3)
+
+
 @pytest.mark.parametrize("mode,budget", [("ok", 600.0), ("perm", 600.0), ("ok", 0.0)])
 def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found(tmp_path, mode, budget):
     """On a GPU target (here with the stand-in ncu, in a real worker and its sandbox): each
-    version's fastest config gets the ncu columns; a refusal is recorded once and for the rest;
-    past the budget the rest are skipped with that reason."""
+    version's fastest config gets the ncu columns, from one ncu run for the dtype (a batch split
+    at the markers); a refusal is recorded once and for the rest; past the budget the rest are
+    skipped with that reason."""
     from kernelsynth.sandbox import Sandbox
     from kernelsynth.stages.exploration import Exploration
 
@@ -362,8 +401,12 @@ def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found
     rows = [dict(_row(j.key, j.row["version"], 1.0 + i / 10, config=j.row["config"], spec=spec.sha256))
             for i, j in enumerate(jobs)]
     store = _store_with(tmp_path, rows)
-    env = {"FAKE_NCU_MODE": mode, "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    got = stage._profile(spec, hw, store, store.read(), jobs, env, Sandbox(readable=[str(NCU)], gpu=False))
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    env = {"FAKE_NCU_MODE": mode, "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+           "FAKE_NCU_CSV": str(_batch_csv(csv_dir / "batch.csv", 3))}
+    got = stage._profile(spec, hw, store, store.read(), jobs, env,
+                         Sandbox(readable=[str(NCU), str(csv_dir)], gpu=False))
     targets = {o["key"] for o in profiling.profile_targets(rows, spec.sha256)}
     assert len(targets) == 3 and len(rows) == 6
     status = {r["key"]: r["profile"] for r in got}
@@ -378,6 +421,8 @@ def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found
         assert on_disk[k]["profile"] == expected
         assert on_disk[k]["ncu_dram_pct"] == (91.83 if expected == "ncu" else None)
         assert (on_disk[k]["profile_s"] is not None) == (budget > 0)
+    if budget > 0:  # one run for the three: its time shared among them
+        assert len({on_disk[k]["profile_s"] for k in targets}) == 1
 
 
 def test_the_card_embeds_the_charts_of_every_trajectory(tmp_path):

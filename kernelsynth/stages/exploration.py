@@ -218,7 +218,8 @@ class Exploration:
     def _profile(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, rows: List[Dict[str, Any]],
                  jobs: List[Job], env: Dict[str, str], sandbox: Sandbox) -> List[Dict[str, Any]]:
         """The profile step (kernelsynth/profiling.py): Nsight Compute on one call of each version's
-        fastest verified config, in a fresh worker that timed nothing, after every timing. Each
+        fastest verified config, in a fresh worker that timed nothing, after every timing; one ncu
+        run per dtype profiles its versions in turn (``ProfileRequest.batch``). Each
         target's observation gets the ``profile`` and ``ncu_*`` columns; on a GPU its file is
         rewritten with them and kept on resume (kernelsynth/profiling.py, ``needs_profile``).
         Skipped, with the reason in ``profile``: without ncu or its permission, past
@@ -237,26 +238,42 @@ class Exploration:
             return rows
         results: Dict[str, Dict[str, Any]] = {}
         todo = [o for o in targets if o["key"] in requests and requests[o["key"]].timing_shape]
+        groups: List[List[Dict[str, Any]]] = []  # one ncu run per dtype: its versions in one batch
+        for o in todo:
+            if groups and groups[-1][0]["dtype"] == o["dtype"]:
+                groups[-1].append(o)
+            else:
+                groups.append([o])
+        most = max((len(g) for g in groups), default=1)
         started = time.monotonic()
-        with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s + 60, sandbox=sandbox) if todo \
+        with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s * most + 60, sandbox=sandbox) if todo \
                 else contextlib.nullcontext() as pool:
-            for o in todo:
+            for group in groups:
                 spent = time.monotonic() - started
                 if spent > self.profile_budget_s:
-                    results[o["key"]] = profiling.skipped(
-                        f"the profile budget (exploration.profile_budget_s={self.profile_budget_s:.0f}) was spent")
+                    for o in group:
+                        results[o["key"]] = profiling.skipped(
+                            f"the profile budget (exploration.profile_budget_s={self.profile_budget_s:.0f}) was spent")
                     continue
-                req = ProfileRequest(requests[o["key"]], list(profiling.METRICS), self.ncu,
-                                     min(self.profile_timeout_s, self.profile_budget_s - spent + 30))
+                reqs = [requests[o["key"]] for o in group]
+                req = ProfileRequest(reqs[0], list(profiling.METRICS), self.ncu,
+                                     min(self.profile_timeout_s * len(group), self.profile_budget_s - spent + 30),
+                                     batch=reqs[1:])
                 res = pool.run("profile", req)
-                results[o["key"]] = res.value if res.ok else {
-                    "profile": f"failed: profile job {res.fault}: {res.error.splitlines()[0] if res.error else ''}"[:1000]}
-                log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
-                         profiling.claim(dict(o, **results[o["key"]])) or results[o["key"]].get("profile"))
-                if str(results[o["key"]].get("profile", "")).startswith("skipped"):
+                if not res.ok:
+                    why = f"failed: profile job {res.fault}: {res.error.splitlines()[0] if res.error else ''}"[:1000]
+                    outs = [{"profile": why} for _ in group]
+                else:
+                    outs = res.value["batch"] if req.batch else [res.value]
+                for o, out in zip(group, outs):
+                    results[o["key"]] = out
+                    log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
+                             profiling.claim(dict(o, **out)) or out.get("profile"))
+                if any(str(out.get("profile", "")).startswith("skipped") for out in outs):
                     # ncu missing or refused: the same for every target of this run
-                    for rest in todo[todo.index(o) + 1:]:
-                        results[rest["key"]] = dict(results[o["key"]])
+                    why = next(out for out in outs if str(out.get("profile", "")).startswith("skipped"))
+                    for rest in todo[todo.index(group[-1]) + 1:]:
+                        results[rest["key"]] = dict(why)
                     break
         columns = profile_columns()
         by_key = {o["key"]: o for o in rows}
