@@ -3,7 +3,7 @@ external candidates of one engine run on the CPU path, and print each observatio
 fault and reason (where the attacks put their evidence).
 
     PYTHONPATH=$PWD python3 tests/adversarial/sandbox_s6/run_attack.py [--external] [--workers N]
-        [--fresh external|always] [--keyring] [--abstract] ATTACK [ATTACK ...]
+        [--fresh external|always] [--keyring] [--abstract] [--private] [--extra FILE ...] ATTACK [ATTACK ...]
 
 ``--keyring`` plants a secret key in this process's session keyring first (a user whose login
 session holds a token, as Kerberos KEYRING ccaches and keyctl users do); ``--abstract`` listens
@@ -69,6 +69,7 @@ def main():
     ap.add_argument("--keyring", action="store_true")
     ap.add_argument("--abstract", action="store_true")
     ap.add_argument("--extra", nargs="*", default=[])
+    ap.add_argument("--private", action="store_true", help="attack files mode 0600; plant /srv/kernelsynth-s6-secret")
     a = ap.parse_args()
     work = Path(f"/tmp/sbattack-work-{os.getpid()}")
     run_dir = Path(f"/tmp/sbattack-run-{os.getpid()}")
@@ -79,6 +80,12 @@ def main():
         src = (HERE / f"{name}.py").read_text().replace('RUN_DIR = ""', f"RUN_DIR = {str(run_dir)!r}")
         (work / f"{name}.py").write_text(src)
         files.append(work / f"{name}.py")
+        if a.private:
+            os.chmod(work / f"{name}.py", 0o600)
+    if a.private:
+        secret = Path("/srv/kernelsynth-s6-secret")
+        secret.write_text("s6-root-only-secret-0123456789\n")
+        os.chmod(secret, 0o600)
     ref = ROOT / "specs" / "flip2d" / "reference.py"
     honest = ROOT / "tests" / "adversarial" / "cpu" / "honest" / "index.py"
     cands = ([] if a.external else files)
@@ -122,6 +129,8 @@ def main():
             pass
     print("processes carrying kernelsynth-s6-mark after the run:", ps)
     shutil.rmtree(work, ignore_errors=True)
+    if a.private:
+        Path("/srv/kernelsynth-s6-secret").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ with CAP_SYS_ADMIN over a copy of the sandbox's mounts. From there it tries to r
 tmpfs mounts hide -- the run directory (its path is in bwrap's command line, /proc/1/cmdline) --
 by (a) unmounting the tmpfs over it, (b) remounting it or / read-write, (c) a non-recursive bind
 of / (which would show what lies under the hiding mounts), (d) the same with open_tree(2) +
-move_mount(2), then reads ``.observation-key`` and lists ``observations/`` there.
+move_mount(2), (e) unmounting the private /tmp (the run directory here is under the
+host's /tmp), then reads ``.observation-key`` and lists ``observations/`` there.
 
 Success (GOT THROUGH): any of these shows the run directory's files. Contained: the kernel
 refuses each (the copied mounts are locked: EINVAL/EPERM), the reason lists the errno of each.
@@ -81,6 +82,7 @@ if rc == 0:
     os.makedirs("/tmp/s6root", exist_ok=True)
     report.append(f"(c) bind / non-recursive: {_err(libc.mount(b'/', b'/tmp/s6root', None, MS_BIND, None))}"
                   f" -> {_look('/tmp/s6root', run_dir)}")
+    report.append(f"(e) umount2(/tmp): {_err(libc.umount2(b'/tmp', MNT_DETACH))} -> {_look('', run_dir)}")
     fd = libc.syscall(428, -100, b"/", 1)  # open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE), no AT_RECURSIVE
     report.append(f"(d) open_tree(/, CLONE): {'fd ' + str(fd) if fd >= 0 else _err(fd)}")
     if fd >= 0:
