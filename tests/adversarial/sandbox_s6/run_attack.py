@@ -114,6 +114,8 @@ def main():
         got["stop"] = True
         if lst:
             lst.close()
+    import resource
+    print(f"\n=== parent peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10} MiB")
     print(f"\n=== run took {time.monotonic() - start:.1f} s; run dir {run_dir}")
     for o in res.observations:
         print(f"--- {o['role']} {o['name']} {o.get('version')}: verdict={o['verdict']} fault={o['fault']}")
