@@ -4,7 +4,7 @@ Launching: :class:`Sandbox` turns a worker's command line into one run by bubble
 Debian's ``bubblewrap`` package) when it works on this machine: no network (a new network
 namespace), a PID namespace (every process a job starts dies with its worker), the filesystem
 read-only, the run directory, the user's home and container secrets hidden (tmpfs over them),
-a size-limited private ``/tmp`` as the only writable place (the worker's scratch: HOME, the
+a size-limited private ``/tmp`` (and ``/dev/shm``, limited alike) as the only writable place (the worker's scratch: HOME, the
 staging folder of new compile outputs, Inductor's cache), the shared compile cache bound
 read-only (kernelsynth/cache.py: only the parent writes it), a private tmpfs over the torch
 extensions folder, all
@@ -283,7 +283,7 @@ class Sandbox:
         s = self.settings
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                "--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", "/tmp",
-               "--perms", "1777", "--tmpfs", "/dev/shm"]
+               "--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", "/dev/shm"]  # both bounded
         for n in gpu_device_nodes() if self.gpu else []:
             cmd += ["--dev-bind", n, n]
         home = os.path.expanduser("~")

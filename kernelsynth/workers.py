@@ -20,7 +20,8 @@ the parent). Whatever a job does, the parent gets a :class:`JobResult`:
   a full scratch, too many open files; or a candidate left processes running after its job).
 
 After ``cuda_error``, ``crashed``, ``timeout``, ``exit_called``, ``tampering`` and ``sandbox`` the worker is killed and replaced, so the next
-job starts on a clean CUDA context. So is a worker whose job's result has ``recycle_worker`` set
+job starts on a clean CUDA context. So is a worker whose job's request has ``fresh_worker`` set
+(the parent's decision: every external candidate's), and one whose job's result has ``recycle_worker`` set
 (:func:`kernelsynth.jobs.evaluate` does after torch.compile baselines and after candidates that
 left Python threads running: torch.compile's compile pool starts timer threads later, and the
 next candidate's thread check would blame them on it). See references/EXPLORATION.md, "Isolation".
@@ -435,7 +436,10 @@ class WorkerPool:
                                        seconds=time.monotonic() - start)
                 parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
                 self._take_staged(w, payloads_by_idx.get(idx), result, parent_says)
-                if result.fault in RESTART_FAULTS or result.recycle or parent_says:
+                # the request's fresh_worker is the parent's own decision: result.recycle is written in
+                # the candidate's process, which could keep its worker for the next job by clearing it
+                fresh = bool(getattr(payloads_by_idx.get(idx), "fresh_worker", False))
+                if result.fault in RESTART_FAULTS or result.recycle or parent_says or fresh:
                     w = self._replace(w)
                 idle.append(w)
                 yield idx, result

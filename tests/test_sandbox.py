@@ -487,3 +487,34 @@ def test_a_run_directory_inside_the_home_and_a_readable_repo_stays_hidden(tmp_pa
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:4] == ["repo", "[] False", "denied 30", "tmp writable"]
+
+
+def test_dev_shm_is_limited_like_tmp():
+    """/dev/shm is a second writable tmpfs in the sandbox: mounted without a size it was half of
+    RAM, outside ``tmp_mb`` (tests/adversarial/sandbox_s6/shm_fill.py wrote 240 MiB with tmp_mb=96)."""
+    _sandbox_or_skip()
+    box = Sandbox(SandboxSettings(mode="on", tmp_mb=16))
+    probe = "import os\nfor p in ('/tmp', '/dev/shm'):\n    s = os.statvfs(p)\n    print(s.f_blocks * s.f_frsize >> 20)"
+    p = subprocess.run(box.command([sys.executable, "-s", "-c", probe], {"uid": None}), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["16", "16"], p.stdout
+
+
+def test_a_job_whose_request_asks_for_a_fresh_worker_gets_one_whatever_its_result_says():
+    """The parent, not the worker's result, decides that a job's request (``fresh_worker``: every
+    external candidate) gets a fresh worker: the result is written in the candidate's process, and
+    tests/adversarial/sandbox_s6/persist_worker.py made it say ``recycle=False`` to stay in its
+    worker and rewrite the next candidate's result. Here the job (a name :mod:`kernelsynth.jobs`
+    lacks: no import beyond the worker's own) fails with ``exception``, which does not restart a
+    worker by itself."""
+    from types import SimpleNamespace
+
+    pids = []
+    with WorkerPool(1, sandbox=Sandbox(SandboxSettings(mode="off"))) as pool:
+        jobs = [SimpleNamespace(fresh_worker=True), SimpleNamespace(fresh_worker=False),
+                SimpleNamespace(fresh_worker=False)]
+        results = list(pool.map("no_such_job", jobs, on_start=lambda i: pids.append(pool._workers[0].proc.pid)))
+    assert [r.fault.value for _, r in results] == ["exception"] * 3, [r.error[:200] for _, r in results]
+    assert pids[0] != pids[1], "the job that asked for a fresh worker left its worker to the next job"
+    assert pids[1] == pids[2], "a job that did not ask for one got a fresh worker anyway"
