@@ -145,7 +145,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
     from .cache import collect_staged
-    from .sandbox import leftover_processes, refuse_foreign_signals, start_job
+    from .sandbox import kill_namespace_leftovers, leftover_processes, refuse_foreign_signals, start_job
 
     refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
 
@@ -168,7 +168,10 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             result = JobResult(fault, error=f"{type(exc).__name__}: {exc}"[:2000] + "\n" + tb[-4000:],
                                seconds=time.perf_counter() - start)
-        left = leftover_processes(bool(limits and limits.get("sandboxed")))
+        sandboxed = bool(limits and limits.get("sandboxed"))
+        left = leftover_processes(sandboxed)
+        if sandboxed:
+            kill_namespace_leftovers()  # also what the count could not see
         if left:
             # a kernel has no reason to leave processes behind; the worker ends (and with it, in the
             # sandbox, its PID namespace and everything in it) instead of running the next job
@@ -200,7 +203,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
 #: torch rebuild function) would run it in the parent, outside the sandbox.
 RESULT_CLASSES = {("kernelsynth.workers", "JobResult"), ("kernelsynth.contract", "Fault"),
                   ("kernelsynth.contract", "EvaluateResult"), ("builtins", "set"), ("builtins", "frozenset"),
-                  ("builtins", "complex"), ("builtins", "bytearray"), ("collections", "OrderedDict"),
+                  ("builtins", "complex"), ("collections", "OrderedDict"),
                   ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
 
 
@@ -306,6 +309,9 @@ class _Process:
         return rc
 
 
+#: How much of a crashed worker's output its JobResult keeps.
+OUTPUT_TAIL_BYTES = 4096
+
 _WORKER_PROGRAM = ("import sys; from kernelsynth.workers import _worker_entry; "
                    "_worker_entry(int(sys.argv[1]), sys.argv[2])")
 
@@ -317,10 +323,15 @@ class _Worker:
         scratch = None if sandbox.active else tempfile.mkdtemp(prefix="kernelsynth-worker-")
         home = "/tmp/home" if sandbox.active else scratch
         argv = [sys.executable, "-s", "-c", _WORKER_PROGRAM, str(child.fileno()), json.dumps(limits)]
+        # the worker's stdout and stderr: an unnamed file of the parent's (not the run's terminal or
+        # log, which a candidate could flood, forge lines in or read back: sandbox_s6
+        # stdout_flood, fds_parent), bounded by the worker's RLIMIT_FSIZE; its tail explains a crash
+        self.output = tempfile.TemporaryFile(prefix="kernelsynth-worker-output-")
         try:
             popen = subprocess.Popen(sandbox.command(argv, limits), pass_fds=(child.fileno(),),
                                      env=worker_environment(dict(os.environ), env, home),
-                                     cwd=scratch or "/", stdin=subprocess.DEVNULL)
+                                     cwd=scratch or "/", stdin=subprocess.DEVNULL, stdout=self.output,
+                                     stderr=subprocess.STDOUT)
         finally:
             child.close()
         self.proc = _Process(popen, sandbox.active, scratch)
@@ -328,11 +339,21 @@ class _Worker:
         #: why this worker's staged compile outputs are not promoted (None: they are)
         self.taint: Optional[str] = None
 
+    def output_tail(self, limit: int = OUTPUT_TAIL_BYTES) -> str:
+        """The last ``limit`` bytes the worker (and bwrap) printed, as text ("" when none)."""
+        try:
+            size = os.fstat(self.output.fileno()).st_size
+            self.output.seek(max(0, size - limit))
+            return self.output.read(limit).decode(errors="replace").strip()
+        except (OSError, ValueError):
+            return ""
+
     def kill(self):
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(timeout=10)
         self.conn.close()
+        self.output.close()
 
 
 class WorkerPool:
@@ -432,7 +453,9 @@ class WorkerPool:
                     w.proc.join(timeout=5)
                     code = w.proc.exitcode
                     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-                    result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job",
+                    tail = w.output_tail()
+                    result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job"
+                                       + (f"; its last output:\n{tail}" if tail else ""),
                                        seconds=time.monotonic() - start)
                 parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
                 self._take_staged(w, payloads_by_idx.get(idx), result, parent_says)

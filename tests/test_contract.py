@@ -120,3 +120,19 @@ def test_the_contract_and_the_worker_pool_import_no_torch():
     code = "import sys, kernelsynth.contract, kernelsynth.workers; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_an_oversized_text_field_is_cut_and_rejects_the_observation(jobs):
+    """Found by tests/adversarial/sandbox_s6 bloat_result: a 48 MiB aten_ops went into the
+    observation file whole; the file then failed the parent's own size check at consolidation
+    and the candidate ended with no observation at all."""
+    from kernelsynth.stages.exploration import FIELD_CAP
+
+    big = EvaluateResult(verdict="accepted", reason="", trials=1, aten_ops="x" * (FIELD_CAP + 5))
+    row = observation_row(jobs[0], finished(big, 1.0), _cpu_hw())
+    assert (row["verdict"], row["fault"]) == ("rejected", "tampering")
+    assert row["reason"] == (f"tampering: the worker's result has oversized text fields aten_ops "
+                             f"({FIELD_CAP + 5} characters); the cap is {FIELD_CAP}")
+    assert len(row["aten_ops"]) == FIELD_CAP
+    (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()
+    assert stored["verdict"] == "rejected"

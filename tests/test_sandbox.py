@@ -518,3 +518,113 @@ def test_a_job_whose_request_asks_for_a_fresh_worker_gets_one_whatever_its_resul
     assert [r.fault.value for _, r in results] == ["exception"] * 3, [r.error[:200] for _, r in results]
     assert pids[0] != pids[1], "the job that asked for a fresh worker left its worker to the next job"
     assert pids[1] == pids[2], "a job that did not ask for one got a fresh worker anyway"
+
+
+def test_a_result_message_may_not_name_bytearray():
+    """Found by tests/adversarial/sandbox_s6 pickle_bomb: bytearray was an allowed class, and the
+    60-byte pickle of bytearray(N) made the parent allocate N bytes (1.5 GiB seen)."""
+    import pickle
+
+    from kernelsynth.workers import ForgedMessage, load_message
+
+    bomb = pickle.dumps(bytearray(16))  # the same opcodes as bytearray(1 << 34), 16 bytes of payload
+    with pytest.raises(ForgedMessage, match="names builtins.bytearray"):
+        load_message(bomb)
+
+
+def test_a_worker_leaves_the_parents_session_keyring():
+    """Found by tests/adversarial/sandbox_s6 keyring_read: the kernel keyring is not namespaced and
+    a worker on its own uid read a key of the parent's session keyring (the possessor's right).
+    enter_worker joins a new session keyring first; a child that does not can still read it."""
+    import ctypes
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the test plants its key with x86_64 system call numbers")
+    libc = ctypes.CDLL(None, use_errno=True)
+    serial = libc.syscall(ctypes.c_long(248), b"user", b"kernelsynth-test-key", b"planted-secret", ctypes.c_size_t(14),
+                          ctypes.c_long(-3))  # add_key(type, description, payload, plen, KEY_SPEC_SESSION_KEYRING)
+    if serial < 0:
+        pytest.skip(f"keyctl is not available here (errno {ctypes.get_errno()}): no keyring to leak")
+    read = ("import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); buf = ctypes.create_string_buffer(64); "
+            "n = libc.syscall(ctypes.c_long(250), ctypes.c_long(11), ctypes.c_long(int(sys.argv[1])), buf, "
+            "ctypes.c_size_t(64)); print(buf.raw[:n].decode() if n > 0 else 'denied')")  # KEYCTL_READ
+    join = "from kernelsynth.sandbox import join_new_session_keyring; assert join_new_session_keyring(); "
+    try:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        plain = subprocess.run([sys.executable, "-c", read, str(serial)], capture_output=True, text=True, env=env)
+        joined = subprocess.run([sys.executable, "-c", join + read, str(serial)], capture_output=True, text=True,
+                                env=env)
+    finally:
+        libc.syscall(ctypes.c_long(250), ctypes.c_long(3), ctypes.c_long(serial))  # KEYCTL_REVOKE
+    assert plain.stdout.strip() == "planted-secret", plain.stderr  # the leak, without the new keyring
+    assert joined.stdout.strip() == "denied", joined.stderr
+
+
+def test_a_process_whose_leader_exited_is_counted_and_killed_after_the_job():
+    """Found by tests/adversarial/sandbox_s6 hidden_leader: a process whose main thread ended with
+    the raw exit system call shows Z while a thread of it runs on; the leftover count skipped it
+    and it lived on into later jobs. Counted now, and in the sandbox every process of the worker's
+    PID namespace is killed after each job."""
+    box = _sandbox_or_skip()
+    code = ("import ctypes, os, threading, time\n"
+            "from kernelsynth.sandbox import kill_namespace_leftovers, leftover_processes\n"
+            "if os.fork() == 0:\n"
+            "    threading.Thread(target=lambda: time.sleep(60)).start()\n"
+            "    ctypes.CDLL(None).syscall(60, 0)  # exit(2) of the main thread only\n"
+            "time.sleep(0.5)\n"
+            "print(len(leftover_processes(True)))\n"
+            "kill_namespace_leftovers(); time.sleep(0.3)\n"
+            "print(len(leftover_processes(True)))\n")
+    cmd = box.command([sys.executable, "-c", code], {"uid": None})
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.stdout.split() == ["1", "0"], r.stdout + r.stderr
+
+
+def test_a_workers_output_goes_to_its_own_file_and_a_crash_quotes_its_tail(tmp_path, capfd):
+    """Found by tests/adversarial/sandbox_s6 stdout_flood / fds_parent: workers wrote to the run's
+    own stdout and stderr (40 MiB and a forged "accepted" line reached the run's log, which a
+    worker could also read back). Their output now goes to a file of the parent's, bounded by
+    RLIMIT_FSIZE, and a crash's reason quotes its last lines."""
+    box = _sandbox_or_skip()
+    ref = tmp_path / "loud_reference.py"
+    ref.write_text("import os, sys\nsys.stdout.write('x' * 200000 + '\\n[kernelsynth] accepted forged 0.0001 ms\\n')\n"
+                   "sys.stdout.flush()\nsys.stderr.write('last words\\n'); sys.stderr.flush()\nos._exit(3)\n")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(ref, 0o644)
+    sandbox = Sandbox(SandboxSettings(mode="on"), readable=[str(tmp_path)])
+    assert sandbox.active, box.problem
+    with WorkerPool(1, env={"TRITON_INTERPRET": "1"}, sandbox=sandbox) as pool:
+        res = pool.run("probe", {"reference": str(ref)})
+    assert res.fault.value == "crashed"
+    assert res.error.startswith("worker process exited with code 3 during the job; its last output:\n")
+    assert res.error.endswith("accepted forged 0.0001 ms\nlast words") and len(res.error) < 4200
+    out, err = capfd.readouterr()
+    assert "forged" not in out + err and "xxxx" not in out + err
+
+
+def test_external_candidates_refuse_a_sandbox_that_keeps_uid_0(tmp_path):
+    """Found by tests/adversarial/sandbox_s6 uid0_fallback: a 0600 file beside a candidate kept
+    the workers at uid 0, which reads /etc/shadow and every root-owned file not hidden, with no
+    capability. External candidates are refused in that mode unless the user accepts the risk."""
+    _sandbox_or_skip()
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop applies to root runs only")
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    shutil.copy(ROOT / "tests" / "adversarial" / "cpu" / "honest" / "index.py", cands / "index.py")
+    (cands / "notes.txt").write_text("private\n")
+    os.chmod(cands / "notes.txt", 0o600)
+    for p, mode in ((tmp_path, 0o755), (cands, 0o755), (cands / "index.py", 0o644)):
+        os.chmod(p, mode)
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    _spec(spec, [])
+    (spec / "spec.yaml").write_text((spec / "spec.yaml").read_text().replace(
+        "candidates:", f"candidates:\n  - {{version: v0, name: honest, file: {cands / 'index.py'}, technique: index, "
+        "rationale: honest}"))
+    run = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "exploration.sandbox.mode=on",
+           f"task.spec={spec / 'spec.yaml'}", f"exploration.extra_candidates=[{cands / 'index.py'}]"]
+    with pytest.raises(UserError, match="refusing to run external candidates in a sandbox that keeps uid 0 .*"
+                                        "not readable by other users"):
+        engine.run(compose(run), tmp_path / "refused")

@@ -173,6 +173,13 @@ class Exploration:
                             "run with this user's files, credentials and network. Install bubblewrap (or set "
                             "exploration.sandbox.bwrap), or accept the risk with "
                             "exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
+        if external and sandbox.active and os.geteuid() == 0 and not sandbox.drop_uid \
+                and not self.sandbox.allow_unsandboxed_external:
+            # uid 0 without capabilities still owns root's files: every one not hidden is readable
+            raise UserError(f"refusing to run external candidates in a sandbox that keeps uid 0 ({sandbox.status}): "
+                            "they could read every root-owned file that is not hidden (tests/adversarial/sandbox_s6 "
+                            "uid0_fallback). Make the files it names readable by other users, or accept the risk "
+                            "with exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
         n_workers = self.workers or 1
         rows: List[Dict[str, Any]] = []
         with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache) as pool:
@@ -410,6 +417,14 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
     v = result.value
     row.update({k: getattr(v, k) for k in result_columns()})
     row["fault"] = (Fault.OK if v.verdict == "accepted" else Fault.WRONG_OUTPUT).value
+    long = {k: len(row[k]) for k in result_columns() if isinstance(row.get(k), str) and len(row[k]) > FIELD_CAP}
+    if long:  # a worker's string is text for a table, not a payload (sandbox_s6 bloat_result)
+        for k in long:
+            row[k] = row[k][:FIELD_CAP]
+        return row | {"verdict": "rejected", "fault": Fault.TAMPERING.value,
+                      "reason": "tampering: the worker's result has oversized text fields "
+                                + ", ".join(f"{k} ({n} characters)" for k, n in sorted(long.items()))
+                                + f"; the cap is {FIELD_CAP}"}
     ms = row["median_ms"]
     derive(row, hw)  # achieved GB/s and TFLOP/s, % of the ceilings, roofline floor (kernelsynth/ceilings.py)
     if row["verdict"] == "accepted" and ms:
@@ -418,6 +433,10 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
             row.update(verdict="rejected", fault=Fault.TIMING_INTEGRITY.value, reason=f"timing integrity: {problem}")
     return row
 
+
+#: The longest string field of a worker's result kept in an observation; a longer one makes the
+#: observation a ``tampering`` rejection (the run's files stay small whatever a candidate sends).
+FIELD_CAP = 65536
 
 #: A latency this far under the roofline floor (bytes / measured copy bandwidth) is impossible;
 #: the slack covers the ceiling's own run-to-run spread (torch.compile's flip measures ~101%).
