@@ -228,6 +228,8 @@ def test_external_candidate_that_detaches_to_forge_its_result_is_contained(tmp_p
         "class ModelNew(torch.nn.Module):\n"
         "    def __init__(self, **kw): super().__init__()\n"
         "    def forward(self, x): return torch.zeros_like(x)\n")
+    os.chmod(tmp_path, 0o755)  # readable by the workers' own uid (a sandbox at uid 0 refuses externals)
+    os.chmod(cand, 0o644)
     run_dir = tmp_path / "run"
     spec = tmp_path / "spec"
     spec.mkdir()
