@@ -30,7 +30,7 @@ from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
-from .verify.precision import HonestReferences, sq_error_sum
+from .verify.precision import HonestReferences, trial_sums
 from .verify import (PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
                      kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint,
@@ -374,7 +374,8 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
             refs[key]["dtype"] = str(terms["dtype"])
             if terms["scale"] is not None:
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
-                refs[key]["honest"] = [sq_error_sum(h, ref, terms["scale"]) for h in terms["honest"]]
+                sums = trial_sums(ref.to(terms["dtype"]), ref, terms["scale"], terms["honest"])
+                refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)
