@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # H200 check of issue 10 items 2 and 5 after session 6 (precision tail / lower-format statistics,
 # joint shapes). Usage, from the repository root (logs under $OUT, default /tmp/out):
-#   PARTS="tests ladders redteam" bash bench/h200_numprec6.sh
+#   PARTS="tests ladders redteam" bash bench/h200_numprec6.sh      (also: catalog)
 # tests   : GPU adversarial tests with every conv candidate's precision numbers (-s)          (~2 min)
 # ladders : conv_relu_maxpool (float32, bfloat16) and flip2d re-run: verdicts must be unchanged
 #           (every ladder version accepted), now also on the joint shapes (rule 12); precision
@@ -11,6 +11,10 @@
 #           (accepted by design), d1 (dtype by size), s1 s2 s3 (joint dims), h1 h3 (honest);
 #           flip fd1 fs1 fs2 (reject), fh1 (honest). Look for: every cheat rejected, p4/h*/fh1
 #           accepted (summarize.py prints one line each)                                  (~4 min)
+# catalog : every catalog task's ladder in-process through the protocol (bench/catalog_smoke.py,
+#           float32 then bfloat16, 120 s each): with the joint shapes and the new statistics
+#           every trusted version must still be accepted (a rejection naming "tail" or "lower
+#           format" is a false rejection to report)                                        (~4 min)
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache}
@@ -19,6 +23,10 @@ if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/b
   dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
 fi
 PARTS=${PARTS:-"tests ladders redteam"}
+if [[ " $PARTS " == *" catalog "* ]]; then
+  timeout 150 python3 bench/catalog_smoke.py --dtype float32 --budget-s 120 2>&1 | tee "$OUT/catalog_f32.txt" | tail -60
+  timeout 150 python3 bench/catalog_smoke.py --dtype bfloat16 --budget-s 120 2>&1 | tee "$OUT/catalog_bf16.txt" | tail -60
+fi
 if [[ " $PARTS " == *" tests "* ]]; then
   KERNELSYNTH_TEST_GPU=1 timeout 240 python3 -m pytest -q -s -p no:cacheprovider -rA tests/test_adversarial_gpu.py \
     2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^precision |passed|failed|Error" | tail -60
