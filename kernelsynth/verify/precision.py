@@ -31,6 +31,28 @@ over at least :data:`MIN_ELEMENTS` elements per group (fewer: recorded, not judg
 ``ACCUMULATION`` (2^-16) admits float32 accumulation in any order and split: Higham's
 probabilistic bound ``sqrt(n) * u`` with ``n = 2^16`` terms and ``u = 2^-24``.
 
+Why truncation for ``tf32``: Hopper's ``wgmma`` with ``.tf32`` operands truncates the low 13 bits
+of its float32 inputs (PTX ISA, wgmma.mma_async), and Triton's plain ``tl.dot(...,
+input_precision="tf32")`` hands it float32 registers (``cvt.rna.tf32.f32``, round to nearest, only
+in its ``tf32x3`` lowering); cuBLAS/CUTLASS round to nearest. Both are hardware TF32, so the bound
+comes from the less precise: operands rounded to nearest at 9 bits are as precise as truncation at
+10 and pass (references/VERIFICATION.md rule 23).
+
+Two more statistics of the same scaled errors, not diluted when only part of the output is low
+precision (a pooled RMS over a group is: bfloat16 on 1/8 of the outputs raises it by sqrt(1/8)):
+
+* **tail**: the fraction of elements with ``|e_i| > TAIL_K * (honest RMS of the trial +
+  ACCUMULATION)`` must be at most ``TAIL_MARGIN`` x the honest computations' largest fraction at
+  the same threshold ``+ TAIL_SLACK``;
+* **lower format**: for float32 (float64) outputs, the fraction of finite, nonzero, normal
+  outputs whose low 13 (29) mantissa bits are zero -- exactly representable with float16's
+  (float32's) mantissa, as after a float16 or bfloat16 store -- must be at most the reference's
+  own fraction (the float64 reference rounded to the output dtype) ``+ LOW_SLACK``. One rounding
+  to float16 is below every error bound (2^-11 relative); its bits are not. Outputs that are
+  inputs or small integers have the reference's fraction too.
+
+:func:`trial_sums` computes every number of one trial with one device sync.
+
 Policies (:data:`POLICIES`), by unit roundoff ``u`` of their operands: ``fp64`` 2^-53, ``fp32``
 2^-24 (IEEE 754 binary64/binary32; Higham Table 2.1), ``tf32`` 2^-11 (8-bit exponent, 10-bit
 mantissa: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020), ``fp16`` 2^-11 (IEEE 754
