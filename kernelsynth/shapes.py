@@ -179,12 +179,16 @@ def _joint_value(name: str, target: float, constraints: Optional[Constraints]) -
 
 
 def _grow(base: Dict[str, int], names: Sequence[str], draw: Mapping[str, float], fits: Callable,
-          constraints: Optional[Constraints], start: float) -> Optional[Dict[str, int]]:
-    """``base`` with each of ``names`` at the odd value under ``t * draw[name]`` (never below
-    ``base``) for the largest ``t <= start`` whose shape ``fits``; None when even ``base`` does not."""
+          constraints: Optional[Constraints], start: float,
+          cap: Optional[Mapping[str, int]] = None) -> Optional[Dict[str, int]]:
+    """``base`` with each of ``names`` at the odd value under ``t * draw[name]`` (and under
+    ``cap[name]``; never below ``base``) for the largest ``t <= start`` whose shape ``fits``; None
+    when even ``base`` does not."""
     t = max(1.0, start)
+    cap = cap or {}
     while True:
-        cand = dict(base, **{n: max(base[n], _joint_value(n, max(1.0, t * draw[n]), constraints)) for n in names})
+        cand = dict(base, **{n: max(base[n], _joint_value(n, max(1.0, min(t * draw[n], cap.get(n, t * draw[n]))),
+                                                          constraints)) for n in names})
         if fits(cand):
             return cand
         if t <= 1.0:
@@ -193,7 +197,8 @@ def _grow(base: Dict[str, int], names: Sequence[str], draw: Mapping[str, float],
 
 
 def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Dict[str, int]], bool],
-                 high: int, pairs: bool = True, constraints: Optional[Constraints] = None) -> List[Dict[str, int]]:
+                 high: int, pairs: bool = True, constraints: Optional[Constraints] = None,
+                 within_listed: bool = False) -> List[Dict[str, int]]:
     """Shapes where several dims are large and ragged together (references/VERIFICATION.md,
     rule 12): :func:`derived_shapes` and :func:`large_dim_shapes` raise one dim at a time, so a
     kernel wrong only when two dims are large together (a wide and deep channel tile, a spatial
@@ -210,14 +215,18 @@ def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Di
 
     ``shapes``: dicts of named positive dims (the listed shapes and any derived ones planned);
     their smallest values are the floor of every new value. ``constraints``: per dim
-    ``min``/``multiple_of`` (:func:`fit`). Returns new dicts, none equal to one of ``shapes``.
+    ``min``/``multiple_of`` (:func:`fit`). ``within_listed``: no dim of the all-dims shape above
+    its largest value in ``shapes`` (the interpreter: it pays per program instance, and a row
+    count far above the listed ones multiplies them). Returns new dicts, none equal to one of
+    ``shapes``.
     """
     digest = hashlib.sha256(repr((seed, "joint", [sorted(s.items()) for s in shapes])).encode()).digest()
     rng = random.Random(int.from_bytes(digest[:8], "little"))
     names = list(shapes[0])
     smallest = {n: fit(n, min(s[n] for s in shapes), constraints) for n in names}
     out: List[Dict[str, int]] = []
-    every = _grow(smallest, names, {n: rng.uniform(0.7, 1.0) for n in names}, fits, constraints, high)
+    top = {n: max(s[n] for s in shapes) for n in names} if within_listed else None
+    every = _grow(smallest, names, {n: rng.uniform(0.7, 1.0) for n in names}, fits, constraints, high, top)
     if every is not None and every not in shapes:
         out.append(every)
     for a, b in (zip(names, names[1:]) if pairs else ()):

@@ -241,7 +241,7 @@ def _gpu_and_interpreter_plans(task, seeds=range(2)):
         for seed in seeds:
             d = derived_shapes(listed, seed, fresh=1 if target == "interpret" else 2, constraints=spec.constraints)
             j = joint_shapes(listed + d, seed, joint_fits(spec, listed, JOINT_PLAN[target]), high,
-                             pairs=target == "gpu", constraints=spec.constraints)
+                             pairs=target == "gpu", constraints=spec.constraints, within_listed=target == "interpret")
             plans[target].append((listed, d, j, spec))
     return plans
 
@@ -273,6 +273,7 @@ def test_interpreter_plan_keeps_its_shape_count_and_cost():
         for listed, d, j, spec in _gpu_and_interpreter_plans(task)["interpret"]:
             assert len(j) == 1 and len(d) + len(j) == len(derived_shapes(listed, 0, constraints=spec.constraints))
             assert math.prod(j[0].values()) <= max(math.prod(s.values()) for s in listed)
+            assert all(v <= max(s[n] for s in listed + d) for n, v in j[0].items())  # no dim above the listed
             assert all(v % 2 == 1 or v == min(s[n] for s in listed) for n, v in j[0].items()), j
 
 

@@ -101,7 +101,7 @@ class Exploration:
             target = "interpret" if hw.interpret else "gpu"
             high, budget = LARGE_DIM_PLAN[target]
             derived += joint_shapes(listed + derived, self.seed, joint_fits(spec, listed, JOINT_PLAN[target]), high,
-                                    pairs=not hw.interpret, constraints=spec.constraints)
+                                    pairs=not hw.interpret, constraints=spec.constraints, within_listed=hw.interpret)
             derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints,
                                         pack=not hw.interpret)
         jobs = []
