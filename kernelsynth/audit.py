@@ -53,7 +53,7 @@ def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str,
     then the precision rule for ``precision`` (VERIFICATION.md rule 23) on every shape group, pooled
     over its trials as the worker pools them."""
     from .verify.comparison import _bits, compare  # imports torch
-    from .verify.precision import PrecisionMeter, sq_error_sum
+    from .verify.precision import PrecisionMeter, trial_sums
 
     got = got if isinstance(got, dict) else {}
     meters: Dict[str, Any] = {}
@@ -89,7 +89,8 @@ def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str,
             return f"{where}: {e}"
         if precision and "scale" in ref:
             meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
-            meter.add_sums(sq_error_sum(out, r64, tensor_of(ref["scale"])), ref["honest"])
+            sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"))
+            meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref)
     for group, meter in meters.items():
         try:
             meter.check(f"{group} shapes")

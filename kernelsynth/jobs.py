@@ -30,7 +30,7 @@ from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
-from .verify.precision import HonestReferences, sq_error_sum
+from .verify.precision import HonestReferences, trial_sums
 from .verify import (PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
                      kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint,
@@ -204,7 +204,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     measurement, with its integrity checks; None when not timed), the backend's compile stats,
     ``peak_mem_bytes``, the outputs for the independent check and whether the worker is recycled;
     for ``allclose`` with a precision policy, ``precision_rms``/``precision_honest_rms``/
-    ``precision_bound`` (accepted observations; :func:`_precision_columns`). Exceptions
+    ``precision_bound`` and the tail and lower-format columns (accepted observations;
+    :func:`_precision_columns`). Exceptions
     propagate to the worker loop, which turns them into a fault class.
     """
     device = torch.device(p.device)
@@ -334,11 +335,23 @@ def _precision_columns(reports) -> Dict[str, Any]:
     """The precision rule's numbers for the observation: those of the shape group (listed, derived,
     timing) whose statistic came closest to its bound (VERIFICATION.md rule 23)."""
     measured = [r.precision for r in reports if r.precision.get("rms") is not None]
+    out: Dict[str, Any] = dict.fromkeys(PRECISION_COLUMNS)
     if not measured:
-        return {"precision_rms": None, "precision_honest_rms": None, "precision_bound": None}
+        return out
     worst = max(measured, key=lambda st: st["rms"] / st["bound"])
-    return {"precision_rms": worst["rms"], "precision_honest_rms": worst["honest_rms"],
-            "precision_bound": worst["bound"]}
+    out.update({"precision_rms": worst["rms"], "precision_honest_rms": worst["honest_rms"],
+                "precision_bound": worst["bound"]})
+    for stat in ("tail", "low"):  # the group closest to its bound, for each statistic
+        groups = [st for st in measured if st.get(stat) is not None]
+        if groups:
+            w = max(groups, key=lambda st: st[stat] - st[f"{stat}_bound"])
+            out.update({f"precision_{stat}": w[stat], f"precision_{stat}_bound": w[f"{stat}_bound"]})
+    return out
+
+
+#: The observation's precision columns (kernelsynth/store.py).
+PRECISION_COLUMNS = ("precision_rms", "precision_honest_rms", "precision_bound", "precision_tail",
+                     "precision_tail_bound", "precision_low", "precision_low_bound")
 
 
 def oracle(p: JobRequest) -> Dict[str, Any]:
@@ -374,7 +387,8 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
             refs[key]["dtype"] = str(terms["dtype"])
             if terms["scale"] is not None:
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
-                refs[key]["honest"] = [sq_error_sum(h, ref, terms["scale"]) for h in terms["honest"]]
+                sums = trial_sums(ref.to(terms["dtype"]), ref, terms["scale"], terms["honest"])
+                refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 #: Per dim, what a valid value must satisfy: ``{"min": 2, "multiple_of": 8}`` (spec ``constraints``).
 Constraints = Mapping[str, Mapping[str, int]]
@@ -91,6 +91,14 @@ LARGE_MIN = 257
 LARGE_DIM_PLAN = {"interpret": (300, 2**20), "gpu": (8192, 2**30)}
 
 
+def odd_multiple(value: int, multiple_of: int = 1) -> int:
+    """The largest odd multiple of ``multiple_of`` that is at most ``value`` (odd when
+    ``multiple_of`` is 1: a multiple of no power of 2 above 1; an odd multiple of m: a multiple of
+    no larger power-of-2 multiple of m). 0 or below when there is none (``value < multiple_of``)."""
+    units = value // multiple_of
+    return (units - (1 - units % 2)) * multiple_of
+
+
 def is_large_ragged(value: int, low: int = LARGE_MIN, multiple_of: int = 1) -> bool:
     """True when ``value >= low`` and no :data:`RAGGED_MODULI` divides it; for a dim that must be
     a multiple of ``multiple_of`` > 1, when ``value >= low`` is an odd multiple of it (ragged by
@@ -134,19 +142,116 @@ def large_dim_shapes(shapes: Sequence[Dict[str, int]], seed: int, high: int, bud
             continue
         if out and pack:  # packed into the previous large shape when the drawn value still fits the budget
             last = out[-1]
-            packed = value // mult
-            packed = (packed - (1 - packed % 2)) * mult
+            packed = odd_multiple(value, mult)
             rest = math.prod(v for m, v in last.items() if m != n)
             if packed >= low and packed * rest <= budget and fit(n, packed, constraints) == packed:
                 last[n] = packed
                 continue
         rest = math.prod(v for m, v in smallest.items() if m != n)
-        value = min(value, budget // max(1, rest)) // mult
-        value -= 1 - value % 2  # odd (in units of multiple_of): a multiple of no larger power of 2
-        value *= mult
+        value = odd_multiple(min(value, budget // max(1, rest)), mult)
         if value < low or fit(n, value, constraints) != value:
             continue
         shape = dict(smallest, **{n: value})
         if shape not in shapes and shape not in out:
             out.append(shape)
     return [s for i, s in enumerate(out) if s not in shapes and s not in out[:i]]
+
+
+#: Per hardware target: the budget of :func:`joint_shapes`, as (the product of a shape's dims --
+#: it bounds every tensor the shape has --, the spec's ``work`` bytes, the spec's ``work`` FLOPs).
+#: On a GPU: 2^25 elements (128 MiB per float32 tensor), 512 MiB moved, 2^34 FLOPs (a float64
+#: reference runs them in well under a second on an H200). On the interpreter, None: no more than
+#: the largest listed shape's (a joint shape costs no more than a listed one).
+JOINT_PLAN = {"interpret": None, "gpu": (2**25, 2**29, 2**34)}
+#: The two dims of a pair shape (:func:`joint_shapes`) multiply to more than this (a 16-bit
+#: offset over them overflows).
+PAIR_PRODUCT = 2**16
+#: The other dims of a pair shape get at least this (odd) value when the budget allows.
+PAIR_OTHERS = 7
+
+
+def _joint_value(name: str, target: float, constraints: Optional[Constraints]) -> int:
+    """The largest odd (odd-multiple) value of dim ``name`` at most ``target`` its constraints
+    allow, or the smallest allowed value when there is none below it."""
+    mult = int((constraints or {}).get(name, {}).get("multiple_of", 1))
+    v = odd_multiple(int(target), mult)
+    return v if v >= 1 and fit(name, v, constraints) == v else fit(name, max(1, int(target)), constraints, up=True)
+
+
+def _grow(base: Dict[str, int], names: Sequence[str], draw: Mapping[str, float], fits: Callable,
+          constraints: Optional[Constraints], start: float,
+          cap: Optional[Mapping[str, int]] = None) -> Optional[Dict[str, int]]:
+    """``base`` with each of ``names`` at the odd value under ``t * draw[name]`` (and under
+    ``cap[name]``; never below ``base``) for the largest ``t <= start`` whose shape ``fits``; None
+    when even ``base`` does not."""
+    t = max(1.0, start)
+    cap = cap or {}
+    while True:
+        cand = dict(base, **{n: max(base[n], _joint_value(n, max(1.0, min(t * draw[n], cap.get(n, t * draw[n]))),
+                                                          constraints)) for n in names})
+        if fits(cand):
+            return cand
+        if t <= 1.0:
+            return None
+        t = max(1.0, t * 0.95)
+
+
+def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Dict[str, int]], bool],
+                 high: int, pairs: bool = True, constraints: Optional[Constraints] = None,
+                 within_listed: bool = False) -> List[Dict[str, int]]:
+    """Shapes where several dims are large and ragged together (references/VERIFICATION.md,
+    rule 12): :func:`derived_shapes` and :func:`large_dim_shapes` raise one dim at a time, so a
+    kernel wrong only when two dims are large together (a wide and deep channel tile, a spatial
+    offset that overflows 16 bits when H * W > 2^16) passes them.
+
+    * one **all-dims** shape: every dim odd (an odd multiple of its ``multiple_of``), drawn from the
+      run ``seed`` in ``[0.7 t, t]`` for the largest common ``t <= high`` whose shape ``fits`` (a
+      memory and work budget per hardware target: :data:`JOINT_PLAN`);
+    * with ``pairs``, for each two consecutive dims (the dims a flattened offset or a 2-D tile
+      multiplies), a **pair** shape with both at least :data:`LARGE_MIN`, odd, their product past
+      :data:`PAIR_PRODUCT` (log-uniform draws), and every other dim odd and as large as the budget
+      leaves (at least :data:`PAIR_OTHERS` when it fits, else its smallest listed value); left out
+      when it does not fit or the all-dims shape already makes both dims large and ragged.
+
+    ``shapes``: dicts of named positive dims (the listed shapes and any derived ones planned);
+    their smallest values are the floor of every new value. ``constraints``: per dim
+    ``min``/``multiple_of`` (:func:`fit`). ``within_listed``: no dim of the all-dims shape above
+    its largest value in ``shapes`` (the interpreter: it pays per program instance, and a row
+    count far above the listed ones multiplies them). Returns new dicts, none equal to one of
+    ``shapes``.
+    """
+    digest = hashlib.sha256(repr((seed, "joint", [sorted(s.items()) for s in shapes])).encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "little"))
+    names = list(shapes[0])
+    smallest = {n: fit(n, min(s[n] for s in shapes), constraints) for n in names}
+    out: List[Dict[str, int]] = []
+    top = {n: max(s[n] for s in shapes) for n in names} if within_listed else None
+    every = _grow(smallest, names, {n: rng.uniform(0.7, 1.0) for n in names}, fits, constraints, high, top)
+    if every is not None and every not in shapes:
+        out.append(every)
+    for a, b in (zip(names, names[1:]) if pairs else ()):
+        if any(is_large_ragged(s[a]) and is_large_ragged(s[b]) for s in out):
+            continue
+        others = [n for n in names if n not in (a, b)]
+        floor = dict(smallest, **{n: max(smallest[n], _joint_value(n, PAIR_OTHERS, constraints)) for n in others})
+        lo = max(LARGE_MIN, math.isqrt(PAIR_PRODUCT) + 1)
+        base = floor if fits(dict(floor, **{a: lo, b: lo})) else smallest
+        if not fits(dict(base, **{a: lo, b: lo})):
+            continue
+        va, vb = lo, lo  # raised in turns, log-uniform, while the shape fits
+        for name in (a, b):
+            target = int(math.exp(rng.uniform(math.log(lo), math.log(max(lo, high)))))
+            while target > lo:
+                v = _joint_value(name, target, constraints)
+                trial = dict(base, **{a: va, b: vb})
+                trial[name] = v
+                if v >= lo and fits(trial):
+                    va, vb = (v, vb) if name == a else (va, v)
+                    break
+                target = int(target * 0.9)
+        va, vb = _joint_value(a, va, constraints), _joint_value(b, vb, constraints)
+        shape = _grow(dict(base, **{a: va, b: vb}), others, dict.fromkeys(others, 1.0), fits, constraints, high)
+        if shape is None or shape[a] * shape[b] <= PAIR_PRODUCT or shape in shapes or shape in out:
+            continue
+        out.append(shape)
+    return out

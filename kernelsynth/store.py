@@ -57,6 +57,10 @@ OBSERVATION_SCHEMA = pa.schema([
     ("precision_rms", pa.float64()),      # RMS error over the rounding scale (verify/precision.py)
     ("precision_honest_rms", pa.float64()),  # the same of the honest computations at the policy
     ("precision_bound", pa.float64()),    # the rule's bound: MARGIN x honest + float32 accumulation
+    ("precision_tail", pa.float64()),     # fraction of outputs with a scaled error above TAIL_K x the honest RMS
+    ("precision_tail_bound", pa.float64()),  # TAIL_MARGIN x the honest computations' tail + TAIL_SLACK
+    ("precision_low", pa.float64()),      # fraction of outputs with float16's mantissa (float32 outputs)
+    ("precision_low_bound", pa.float64()),  # the reference's fraction + LOW_SLACK
     ("median_ms", pa.float64()),
     ("p20_ms", pa.float64()),
     ("p80_ms", pa.float64()),

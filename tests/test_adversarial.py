@@ -105,10 +105,13 @@ HONEST_FILES = {"honest_index": ("honest/index.py", {}), "honest_gather": ("hone
 def ours(tmp_path_factory):
     """Observations of one engine run per spec: {version: observation}, plus the trajectories."""
     obs, trajectories = {}, []
-    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml"):
+    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml", "conv_precision_f32.yaml"):
         run_dir = tmp_path_factory.mktemp(spec.split(".")[0])
-        res = engine.run(compose(RUN + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
-        if spec == "conv_precision.yaml":  # two dtypes: keyed by (version, dtype)
+        # the precision-only cheats neither tamper nor leave state: they share workers, one trial
+        # (768 outputs a group, over MIN_ELEMENTS) -- a third of this run's time
+        extra = ["exploration.fresh_worker=external", "exploration.trials=1"] if spec == "conv_precision_f32.yaml" else []
+        res = engine.run(compose(RUN + extra + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
+        if spec.startswith("conv_precision"):  # keyed by (version, dtype)
             obs.update({(o["version"], o["dtype"]): o for o in res.observations})
         else:
             obs.update({o["version"]: o for o in res.observations})
@@ -280,6 +283,37 @@ def test_conv_dtype_and_precision_cheats_stay_inside_the_tolerance_and_fail_ours
     assert re.search(reason, _first_line(o)), _first_line(o)
 
 
+# version of cpu/conv_precision_f32.yaml (float32) -> regex of the reason's first line: precision
+# cheats that a pooled RMS misses (the red team's p1, p5, p2 and ours), rule 23's tail and
+# lower-format statistics
+DILUTED_CASES = {
+    "rt_p1": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
+    "rt_p5": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
+    "dilute_rows": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
+    "dilute_heavy": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
+    "rt_p2": r"output rounded to a lower format: 100\.00% .*\(precision rule, lower format\)",
+    "low_even": r"output rounded to a lower format: .*\(precision rule, lower format\)",
+    "low_large": r"output rounded to a lower format: .*\(precision rule, lower format\)",
+}
+
+
+@pytest.mark.parametrize("version", sorted(DILUTED_CASES))
+def test_precision_cheats_on_part_of_the_output_or_in_the_bits_fail_ours(version, ours):
+    """Inside the tolerance and under the pooled RMS bound (the red team's p1, p5, p2 were
+    accepted that way), rejected by the tail or the lower-format statistic."""
+    o = ours[0][(version, "float32")]
+    assert o["verdict"] == "rejected" and o["fault"] == "wrong_output", (o["fault"], _first_line(o))
+    assert re.search(DILUTED_CASES[version], _first_line(o)), _first_line(o)
+
+
+def test_honest_tf32_rounded_to_nearest_is_accepted_with_its_statistics_recorded(ours):
+    o = ours[0][("honest_rna", "float32")]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert 0 < o["precision_rms"] <= o["precision_bound"] / 2  # RN: about a third of truncation's
+    assert 0 <= o["precision_tail"] <= o["precision_tail_bound"] / 2
+    assert 0 <= o["precision_low"] <= o["precision_low_bound"] / 2
+
+
 @pytest.mark.parametrize("version", HONEST_CONV)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_honest_conv_in_other_styles_is_accepted_with_its_precision_recorded(version, dtype, ours):
@@ -301,9 +335,10 @@ def test_precision_rule_is_about_precision_not_code(ours):
 def test_every_fixture_file_is_in_a_spec():
     """A cheat added to tests/adversarial/cpu without a spec entry would never run."""
     listed = set()
-    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml"):
+    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml", "conv_precision_f32.yaml"):
         listed |= set(re.findall(r"file: ([\w/]+\.py)", (ADV / "cpu" / spec).read_text()))
-    files = {str(p.relative_to(ADV / "cpu")) for p in (ADV / "cpu").rglob("*.py")}
+    files = {str(p.relative_to(ADV / "cpu")) for p in (ADV / "cpu").rglob("*.py")
+             if not p.name.startswith("_")}  # _redteam_kernel.py: a module the precision cheats import
     assert files == listed
 
 

@@ -223,3 +223,62 @@ def test_a_reference_failing_on_a_derived_shape_names_the_shape_and_the_constrai
     with pytest.raises(RuntimeError, match=r"on shape 1x3x8x1x7 \(derived shapes\).*Output size is too small"
                                            r".*constraints"):
         oracle(req)
+
+
+def _gpu_and_interpreter_plans(task, seeds=range(2)):
+    """{target: [derived shapes of each seed]} as exploration plans them (joint shapes included)."""
+    from kernelsynth.paths import SPECS_DIR
+    from kernelsynth.shapes import JOINT_PLAN, joint_shapes
+    from kernelsynth.spec import load_spec
+    from kernelsynth.stages.exploration import joint_fits
+
+    spec = load_spec(SPECS_DIR / task / "spec.yaml")
+    plans = {}
+    for target in ("gpu", "interpret"):
+        listed = spec.interpret_shapes if target == "interpret" else spec.verify_shapes
+        high, budget = LARGE_DIM_PLAN[target]
+        plans[target] = []
+        for seed in seeds:
+            d = derived_shapes(listed, seed, fresh=1 if target == "interpret" else 2, constraints=spec.constraints)
+            j = joint_shapes(listed + d, seed, joint_fits(spec, listed, JOINT_PLAN[target]), high,
+                             pairs=target == "gpu", constraints=spec.constraints, within_listed=target == "interpret")
+            plans[target].append((listed, d, j, spec))
+    return plans
+
+
+def test_gpu_plan_has_dims_large_together_where_the_red_team_hid_bugs():
+    """The red team's shape cheats (tests/adversarial/redteam_2026_12_01: s1 C_out > 256 with
+    C_in >= 8, s2 H * W > 65536, fs1 N > 300 with M > 8, fs2 M > 4097 with N odd) passed every
+    per-dim shape; the GPU plan's joint shapes reach each of them, for every seed, within the budget."""
+    from kernelsynth.shapes import JOINT_PLAN
+
+    for task, conds in (("conv_relu_maxpool", [lambda s: s["C_out"] > 256 and s["C_in"] >= 8,
+                                               lambda s: s["H"] * s["W"] > 65536]),
+                        ("flip2d", [lambda s: s["N"] > 300 and s["M"] > 8,
+                                    lambda s: s["M"] > 4097 and s["N"] % 2 == 1])):
+        for listed, d, j, spec in _gpu_and_interpreter_plans(task)["gpu"]:
+            assert all(any(c(s) for s in j) for c in conds), (task, j)
+            every = j[0]  # the all-dims shape: every dim odd, none a multiple of a tile
+            assert all(v % 2 == 1 for v in every.values()), every
+            for s in j:
+                work = spec.work_model(s, "float32")
+                assert math.prod(s.values()) <= JOINT_PLAN["gpu"][0] and work["bytes"] <= JOINT_PLAN["gpu"][1]
+                assert work.get("flops", 0) <= JOINT_PLAN["gpu"][2]
+
+
+def test_interpreter_plan_keeps_its_shape_count_and_cost():
+    """On the interpreter the joint shape takes the place of one fresh random shape and costs no
+    more than the largest listed shape (pairs of large dims are left to the GPU)."""
+    for task in ("conv_relu_maxpool", "flip2d", "softmax_rows", "matmul_bias_gelu"):
+        for listed, d, j, spec in _gpu_and_interpreter_plans(task)["interpret"]:
+            assert len(j) == 1 and len(d) + len(j) == len(derived_shapes(listed, 0, constraints=spec.constraints))
+            assert math.prod(j[0].values()) <= max(math.prod(s.values()) for s in listed)
+            assert all(v <= max(s[n] for s in listed + d) for n, v in j[0].items())  # no dim above the listed
+            assert all(v % 2 == 1 or v == min(s[n] for s in listed) for n, v in j[0].items()), j
+
+
+def test_odd_multiple():
+    from kernelsynth.shapes import odd_multiple
+
+    assert [odd_multiple(v) for v in (1, 2, 8, 9, 300)] == [1, 1, 7, 9, 299]
+    assert odd_multiple(64, 8) == 56 and odd_multiple(72, 8) == 72 and odd_multiple(7, 8) <= 0

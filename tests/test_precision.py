@@ -159,3 +159,84 @@ def test_small_groups_are_recorded_but_not_judged():
     meter.add(cheat, ref, terms)  # 384 elements: judged
     with pytest.raises(VerificationFailure, match="precision below"):
         meter.check("derived shapes")
+
+
+def _meter_verdict(out, ref, terms, policy="tf32"):
+    meter = PrecisionMeter(policy)
+    meter.add(out, ref, terms)
+    try:
+        return meter.check("listed shapes")
+    except VerificationFailure as e:
+        return str(e)
+
+
+def test_bfloat16_on_an_eighth_of_the_outputs_is_not_diluted_by_the_tail_statistic():
+    """bfloat16 operands on 1/8 of the output columns, fp32 elsewhere: the pooled RMS stays under
+    its bound (the red team's p1/p5 got through that way); the tail fraction does not."""
+    model, x, ref, terms = _setup()
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()
+    exact, low = _linear(x, w, b), _linear(x.bfloat16(), w.bfloat16(), b)
+    diluted = exact.clone()
+    diluted[:, 7::8] = low[:, 7::8]  # every 8th output column
+    block = exact.clone()
+    block[:12] = low[:12]  # a contiguous block of 1/8 of the rows
+    for cheat in (diluted, block):
+        meter = PrecisionMeter("tf32")
+        meter.add(cheat, ref, terms)
+        st = meter.stats()
+        assert st["rms"] < st["bound"]  # the RMS alone accepts it
+        msg = _meter_verdict(cheat, ref, terms)
+        assert isinstance(msg, str) and "(precision rule, tail)" in msg, msg
+    honest = _meter_verdict(_linear(truncate_mantissa(x, 10), truncate_mantissa(w, 10), b), ref, terms)
+    assert isinstance(honest, dict) and honest["tail"] <= honest["tail_bound"] / 4
+
+
+def test_output_rounded_to_float16_or_bfloat16_is_seen_in_the_bits():
+    """One float16 rounding of a float32 output is below every error bound; its mantissa shows it.
+    Outputs that are exactly inputs (the reference's have the same bits) pass."""
+    model, x, ref, terms = _setup()
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()
+    good = _linear(x, w, b)
+    for cheat in (good.half().float(), good.bfloat16().float()):
+        meter = PrecisionMeter("tf32")
+        meter.add(cheat, ref, terms)
+        st = meter.stats()
+        assert st["low"] == 1.0 and st["low"] > st["low_bound"]
+    fp16 = good.half().float()
+    meter = PrecisionMeter("tf32")
+    meter.add(fp16, ref, terms)
+    st = meter.stats()
+    assert st["rms"] < st["bound"] and st["tail"] <= st["tail_bound"]  # no error statistic sees it
+    msg = _meter_verdict(fp16, ref, terms)
+    assert isinstance(msg, str) and "output rounded to a lower format" in msg, msg
+    half = good.clone()
+    half[:, ::2] = half[:, ::2].half().float()  # half of the outputs through float16
+    assert "lower format" in _meter_verdict(half, ref, terms)
+    ok = _meter_verdict(good, ref, terms)
+    assert ok["low"] < 2 ** -10 and ok["low_bound"] == pytest.approx(ok["ref_low"] + 2 ** -6)
+    # a task whose outputs are its (float16-valued) inputs: the reference has the same fraction
+    xs = torch.randn(96, 512).half().float()
+    ident = torch.nn.Identity()
+    ref_i = run_reference(ident, [xs], "allclose", torch.float32)
+    t_i = HonestReferences("fp32", torch.float32).terms(ident, [xs], ref_i)
+    st = _meter_verdict(xs.clone(), ref_i, t_i, "fp32")
+    assert isinstance(st, dict) and st["low"] == st["ref_low"] == 1.0
+
+
+def test_parent_audit_applies_the_tail_and_lower_format_statistics():
+    from kernelsynth.verify.precision import trial_sums
+
+    model, x, ref, terms = _setup()
+    sums = trial_sums(ref.float(), ref, terms["scale"], terms["honest"])
+    entry = dict(_oracle_entry(ref, terms), **{k: sums[k] for k in ("honest_tail", "ref_low", "threshold")})
+    refs = {"listed:0:0": entry}
+    tol = {"atol": 5e-3, "rtol": 5e-3}
+    w, b = model.lin.weight.detach().float(), model.lin.bias.detach().float()
+    good = _linear(x, w, b)
+    assert audit_problem({"listed:0:0": digest(good, "allclose")}, refs, "allclose", tol, "tf32") is None
+    msg = audit_problem({"listed:0:0": digest(good.half().float(), "allclose")}, refs, "allclose", tol, "tf32")
+    assert msg and "output rounded to a lower format" in msg
+    diluted = good.clone()
+    diluted[:, 7::8] = _linear(x.bfloat16(), w.bfloat16(), b)[:, 7::8]
+    msg = audit_problem({"listed:0:0": digest(diluted, "allclose")}, refs, "allclose", tol, "tf32")
+    assert msg and "(precision rule, tail)" in msg

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
-from ..shapes import LARGE_DIM_PLAN, derived_shapes, large_dim_shapes
+from ..shapes import JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, joint_shapes, large_dim_shapes
 from ..store import ObservationStore
 from ..workers import JobResult, WorkerPool
 
@@ -93,9 +94,14 @@ class Exploration:
         where workers cache compiled kernels (not part of the key)."""
         timed = not hw.interpret and spec.timing_shape is not None
         listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
-        derived = derived_shapes(listed, self.seed, constraints=spec.constraints) if spec.derived_shapes else []
-        if spec.derived_shapes:  # every dim large and ragged in some shape (VERIFICATION.md rule 12)
-            high, budget = LARGE_DIM_PLAN["interpret" if hw.interpret else "gpu"]
+        # on the interpreter one fresh random shape gives its place to the joint shape (same count)
+        derived = derived_shapes(listed, self.seed, fresh=1 if hw.interpret else 2,
+                                 constraints=spec.constraints) if spec.derived_shapes else []
+        if spec.derived_shapes:  # every dim large and ragged in some shape, and dims large together (rule 12)
+            target = "interpret" if hw.interpret else "gpu"
+            high, budget = LARGE_DIM_PLAN[target]
+            derived += joint_shapes(listed + derived, self.seed, joint_fits(spec, listed, JOINT_PLAN[target]), high,
+                                    pairs=not hw.interpret, constraints=spec.constraints, within_listed=hw.interpret)
             derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints,
                                         pack=not hw.interpret)
         jobs = []
@@ -456,3 +462,16 @@ def timing_integrity(row: Dict[str, Any]) -> Optional[str]:
         return (f"event-timed {ms:.4f} ms but {row['synced_ms']:.4f} ms with a full device sync: "
                 "work escapes the timed stream (side streams or threads)")
     return None
+
+
+def joint_fits(spec: TaskSpec, listed: List[Dict[str, int]], plan: Optional[tuple]):
+    """The budget predicate of :func:`kernelsynth.shapes.joint_shapes` for ``spec``: a shape fits
+    when its product of dims and the spec's ``work`` bytes and FLOPs (the largest over the spec's
+    dtypes) are within ``plan`` (:data:`kernelsynth.shapes.JOINT_PLAN`; None: within the largest of
+    the ``listed`` shapes')."""
+    def cost(shape):
+        works = [spec.work_model(shape, d) for d in spec.dtypes]
+        return (math.prod(shape.values()), max(w.get("bytes", 0.0) for w in works),
+                max(w.get("flops", 0.0) for w in works))
+    limit = plan if plan is not None else tuple(max(c) for c in zip(*(cost(s) for s in listed)))
+    return lambda shape: all(c <= lim for c, lim in zip(cost(shape), limit))

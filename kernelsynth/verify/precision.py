@@ -31,6 +31,28 @@ over at least :data:`MIN_ELEMENTS` elements per group (fewer: recorded, not judg
 ``ACCUMULATION`` (2^-16) admits float32 accumulation in any order and split: Higham's
 probabilistic bound ``sqrt(n) * u`` with ``n = 2^16`` terms and ``u = 2^-24``.
 
+Why truncation for ``tf32``: Hopper's ``wgmma`` with ``.tf32`` operands truncates the low 13 bits
+of its float32 inputs (PTX ISA, wgmma.mma_async), and Triton's plain ``tl.dot(...,
+input_precision="tf32")`` hands it float32 registers (``cvt.rna.tf32.f32``, round to nearest, only
+in its ``tf32x3`` lowering); cuBLAS/CUTLASS round to nearest. Both are hardware TF32, so the bound
+comes from the less precise: operands rounded to nearest at 9 bits are as precise as truncation at
+10 and pass (references/VERIFICATION.md rule 23).
+
+Two more statistics of the same scaled errors, not diluted when only part of the output is low
+precision (a pooled RMS over a group is: bfloat16 on 1/8 of the outputs raises it by sqrt(1/8)):
+
+* **tail**: the fraction of elements with ``|e_i| > TAIL_K * (honest RMS of the trial +
+  ACCUMULATION)`` must be at most ``TAIL_MARGIN`` x the honest computations' largest fraction at
+  the same threshold ``+ TAIL_SLACK``;
+* **lower format**: for float32 (float64) outputs, the fraction of finite, nonzero, normal
+  outputs whose low 13 (29) mantissa bits are zero -- exactly representable with float16's
+  (float32's) mantissa, as after a float16 or bfloat16 store -- must be at most the reference's
+  own fraction (the float64 reference rounded to the output dtype) ``+ LOW_SLACK``. One rounding
+  to float16 is below every error bound (2^-11 relative); its bits are not. Outputs that are
+  inputs or small integers have the reference's fraction too.
+
+:func:`trial_sums` computes every number of one trial with one device sync.
+
 Policies (:data:`POLICIES`), by unit roundoff ``u`` of their operands: ``fp64`` 2^-53, ``fp32``
 2^-24 (IEEE 754 binary64/binary32; Higham Table 2.1), ``tf32`` 2^-11 (8-bit exponent, 10-bit
 mantissa: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020), ``fp16`` 2^-11 (IEEE 754
@@ -64,6 +86,20 @@ ACCUMULATION = 2.0 ** -16
 #: A shape group with fewer measured elements is not judged (its statistic is recorded): an RMS
 #: over a handful of elements says little about a rounding mode (a 2x2 image pools to 1 element).
 MIN_ELEMENTS = 256
+#: Tail: an element's scaled error is in the tail when above ``TAIL_K`` x (the trial's honest RMS
+#: + ACCUMULATION) -- for a normal error, 6e-5 of the elements.
+TAIL_K = 4.0
+#: The candidate's tail fraction may be this many times the honest computations' largest ...
+TAIL_MARGIN = 2.0
+#: ... plus this fraction of the elements (2^-9: a tail of 1/512, a few elements of a small group).
+TAIL_SLACK = 2.0 ** -9
+#: Lower format, per job dtype: (integer view, low mantissa bits that are zero when a value is
+#: exactly representable with the mantissa of the next lower format: float32 -> float16's 10
+#: bits (23 - 10 = 13; bfloat16's 7 bits imply it), float64 -> float32's 23 bits).
+LOWER_FORMAT_BITS = {torch.float32: (torch.int32, 13), torch.float64: (torch.int64, 29)}
+#: The candidate's lower-format fraction may exceed the reference's by this fraction (2^-6): an
+#: honest float32 output has float16's mantissa by chance for 2^-13 of its values.
+LOW_SLACK = 2.0 ** -6
 
 
 def truncate_mantissa(t: torch.Tensor, bits: int) -> torch.Tensor:
@@ -157,64 +193,180 @@ class HonestReferences:
         return out
 
 
-def sq_error_sum(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor) -> Tuple[float, int]:
-    """``(sum_i ((out_i - ref_i) / s_i)^2, count)`` over the elements where the reference and
-    the output are finite and the scale is above 2^-30 of its largest value (smaller ones are
-    left to the absolute tolerance). Computed on ``ref64``'s device (a GPU in a worker: the timing
-    shape's outputs have millions of elements)."""
+def _scaled_errors(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor):
+    """``(e, keep)`` on ``ref64``'s device: ``e_i = (out_i - ref_i) / s_i`` (float64; 0 where not
+    kept) and the mask of the elements where the reference and the output are finite and the scale
+    is above 2^-30 of its largest value (smaller ones are left to the absolute tolerance). None when
+    the shapes differ or the output is empty."""
     dev = ref64.device
     o, r, s = out.detach().to(dev, torch.float64), ref64.detach().double(), scale.detach().to(dev, torch.float64)
     if o.shape != r.shape or s.shape != r.shape or r.numel() == 0:
-        return 0.0, 0
+        return None
     finite_s = torch.isfinite(s)
-    smax = torch.where(finite_s, s, torch.zeros((), dtype=s.dtype, device=dev)).amax()
+    zero = torch.zeros((), dtype=s.dtype, device=dev)
+    smax = torch.where(finite_s, s, zero).amax()
     keep = torch.isfinite(r) & torch.isfinite(o) & finite_s & (s > smax * 2.0 ** -30) & (s > 0)
-    e = torch.where(keep, (o - r) / torch.where(keep, s, torch.ones((), dtype=s.dtype, device=dev)),
-                    torch.zeros((), dtype=s.dtype, device=dev))
-    total, count = torch.stack([(e * e).sum(), keep.sum().to(s.dtype)]).tolist()  # one device sync
+    e = torch.where(keep, (o - r) / torch.where(keep, s, torch.ones((), dtype=s.dtype, device=dev)), zero)
+    return e, keep
+
+
+def sq_error_sum(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor) -> Tuple[float, int]:
+    """``(sum_i ((out_i - ref_i) / s_i)^2, count)`` over the elements :func:`_scaled_errors` keeps.
+    Computed on ``ref64``'s device (a GPU in a worker: the timing shape's outputs have millions of
+    elements)."""
+    got = _scaled_errors(out, ref64, scale)
+    if got is None:
+        return 0.0, 0
+    e, keep = got
+    total, count = torch.stack([(e * e).sum(), keep.sum().to(e.dtype)]).tolist()  # one device sync
     return float(total), int(count)
+
+
+def _low_bits_counts(t: torch.Tensor):
+    """``(low, total)`` as device tensors: of the finite, nonzero, normal elements of ``t``
+    (``total``), how many are exactly representable with :data:`LOWER_FORMAT_BITS` explicit
+    mantissa bits (``low``: the low mantissa bits of their format are zero). Zeros for a dtype
+    without a lower format in :data:`LOWER_FORMAT_BITS`."""
+    spec = LOWER_FORMAT_BITS.get(t.dtype)
+    dev = t.device
+    if spec is None or t.numel() == 0:
+        z = torch.zeros((), dtype=torch.float64, device=dev)
+        return z, z
+    int_dtype, cut = spec
+    x = t.detach().contiguous()
+    normal = torch.isfinite(x) & (x.abs() >= torch.finfo(x.dtype).tiny)
+    low = normal & ((x.view(int_dtype) & ((1 << cut) - 1)) == 0)
+    return low.sum().to(torch.float64), normal.sum().to(torch.float64)
+
+
+def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
+               honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None) -> Dict[str, object]:
+    """Every number the precision rule pools for one trial, computed on ``ref64``'s device with
+    one device sync (rule 23; :class:`PrecisionMeter`).
+
+    ``out``: the candidate's output (its dtype already checked: the expected one); ``ref64``:
+    the float64 reference; ``scale``: the rounding scale; ``honest``: the honest outputs (worker,
+    oracle) or none (the parent's audit, which passes the oracle's ``threshold``). The tail
+    threshold is ``TAIL_K * (trial honest RMS + ACCUMULATION)``, the trial honest RMS being the
+    largest of the honest outputs' RMS on this trial.
+
+    Returns ``{"candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
+    "low": (outputs exactly representable in the lower format, finite nonzero normal outputs),
+    "ref_low": (the same of ``ref64`` rounded to ``out``'s dtype; (0, 0) without honest outputs),
+    "threshold": float, "honest": [(sum e^2, n)], "honest_tail": [(tail, n)]}``.
+    """
+    dev = ref64.device
+    zero = torch.zeros((), dtype=torch.float64, device=dev)
+    got = _scaled_errors(out, ref64, scale)
+    if got is None:
+        return {"candidate": (0.0, 0), "tail": (0, 0), "low": (0, 0), "ref_low": (0, 0), "threshold": 0.0,
+                "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest)}
+    hs = [_scaled_errors(h, ref64, scale) for h in honest]
+    hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
+    if threshold is None:
+        rms = torch.stack([(s / n.clamp(min=1)).sqrt() for s, n in hsq]).amax() if hsq else zero
+        thr = TAIL_K * (rms + ACCUMULATION)
+    else:
+        thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
+    e, keep = got
+    vals = [(e * e).sum(), keep.sum().to(torch.float64), (e.abs() > thr).sum().to(torch.float64), *_low_bits_counts(out)]
+    vals += list(_low_bits_counts(ref64.to(out.dtype))) if honest else [zero, zero]
+    vals.append(thr)
+    for (he, _), (s, n) in zip(hs, hsq):
+        vals += [s, n, (he.abs() > thr).sum().to(torch.float64)]
+    v = torch.stack([x.to(dev, torch.float64).reshape(()) for x in vals]).tolist()  # one device sync
+    hon = [v[8 + 3 * i: 11 + 3 * i] for i in range(len(hs))]
+    return {"candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),
+            "ref_low": (int(v[5]), int(v[6])), "threshold": v[7],
+            "honest": [(h[0], int(h[1])) for h in hon], "honest_tail": [(int(h[2]), int(h[1])) for h in hon]}
 
 
 @dataclass
 class PrecisionMeter:
-    """Pools the precision statistic of the candidate and of the honest computations over the
-    trials of one shape group, and applies the rule (:meth:`check`)."""
+    """Pools the precision statistics of the candidate and of the honest computations over the
+    trials of one shape group, and applies the rule (:meth:`check`): the RMS, the tail fraction and
+    the lower-format fraction (module docstring)."""
 
     policy: Optional[str]
     candidate: List[float] = field(default_factory=lambda: [0.0, 0])
     honest: List[List[float]] = field(default_factory=list)
+    tail: List[int] = field(default_factory=lambda: [0, 0])
+    honest_tail: List[List[int]] = field(default_factory=list)
+    low: List[int] = field(default_factory=lambda: [0, 0])
+    ref_low: List[int] = field(default_factory=lambda: [0, 0])
 
-    def add_sums(self, candidate: Tuple[float, int], honest: Sequence[Tuple[float, int]]) -> None:
-        self.candidate[0] += candidate[0]
-        self.candidate[1] += candidate[1]
-        for i, (s, n) in enumerate(honest):
-            if i == len(self.honest):
-                self.honest.append([0.0, 0])
-            self.honest[i][0] += s
-            self.honest[i][1] += n
+    @staticmethod
+    def _pool(into: List[List[float]], pairs) -> None:
+        for i, (s, n) in enumerate(pairs):
+            if i == len(into):
+                into.append([0, 0])
+            into[i][0] += s
+            into[i][1] += n
+
+    def add_sums(self, candidate: Tuple[float, int], honest: Sequence[Tuple[float, int]],
+                 sums: Optional[Dict[str, object]] = None, reference: Optional[Dict[str, object]] = None) -> None:
+        """Pool one trial: the candidate's and the honest ``(sum e^2, n)``; with ``sums`` (from
+        :func:`trial_sums`) also the candidate's tail and lower-format counts, and the honest
+        tail and the reference's lower-format counts from ``reference`` (default: ``sums``; the
+        parent's audit passes the oracle's entry)."""
+        self._pool([self.candidate], [candidate])
+        self._pool(self.honest, honest)
+        if sums is not None:
+            reference = sums if reference is None else reference
+            self._pool([self.tail], [sums["tail"]])
+            self._pool([self.low], [sums["low"]])
+            self._pool(self.honest_tail, reference.get("honest_tail", []))
+            self._pool([self.ref_low], [reference.get("ref_low", (0, 0))])
 
     def add(self, out: torch.Tensor, ref64: torch.Tensor, terms: Dict[str, object]) -> None:
         """One trial: the candidate's ``out`` and the honest outputs of ``terms`` (from
         :meth:`HonestReferences.terms`) against the float64 reference."""
         if terms.get("scale") is None:
             return
-        self.add_sums(sq_error_sum(out, ref64, terms["scale"]),
-                      [sq_error_sum(h, ref64, terms["scale"]) for h in terms["honest"]])
+        sums = trial_sums(out, ref64, terms["scale"], terms["honest"])
+        self.add_sums(sums["candidate"], sums["honest"], sums)
 
     def stats(self) -> Dict[str, Optional[float]]:
-        """``{"rms", "honest_rms", "bound"}`` (None when nothing was measured)."""
+        """``{"rms", "honest_rms", "bound", "tail", "honest_tail", "tail_bound", "low",
+        "ref_low", "low_bound"}`` (None when nothing was measured; the tail and lower-format
+        entries None when not measured: the parent's audit of an old-format entry, a job dtype
+        without a lower format)."""
+        keys = ("rms", "honest_rms", "bound", "tail", "honest_tail", "tail_bound", "low", "ref_low", "low_bound")
+        st: Dict[str, Optional[float]] = dict.fromkeys(keys)
         if not self.policy or self.candidate[1] == 0:
-            return {"rms": None, "honest_rms": None, "bound": None}
-        rms = math.sqrt(self.candidate[0] / self.candidate[1])
-        honest = max((math.sqrt(s / n) for s, n in self.honest if n), default=0.0)
-        return {"rms": rms, "honest_rms": honest, "bound": MARGIN * honest + ACCUMULATION}
+            return st
+        st["rms"] = math.sqrt(self.candidate[0] / self.candidate[1])
+        st["honest_rms"] = max((math.sqrt(s / n) for s, n in self.honest if n), default=0.0)
+        st["bound"] = MARGIN * st["honest_rms"] + ACCUMULATION
+        if self.tail[1] and any(n for _, n in self.honest_tail):
+            st["tail"] = self.tail[0] / self.tail[1]
+            st["honest_tail"] = max(t / n for t, n in self.honest_tail if n)
+            st["tail_bound"] = TAIL_MARGIN * st["honest_tail"] + TAIL_SLACK
+        if self.low[1] and self.ref_low[1]:
+            st["low"] = self.low[0] / self.low[1]
+            st["ref_low"] = self.ref_low[0] / self.ref_low[1]
+            st["low_bound"] = st["ref_low"] + LOW_SLACK
+        return st
 
     def check(self, where: str) -> Dict[str, Optional[float]]:
         """:meth:`stats`; raises VerificationFailure naming ``where`` when the rule fails."""
         st = self.stats()
-        if st["rms"] is not None and self.candidate[1] >= MIN_ELEMENTS and not st["rms"] <= st["bound"]:
+        if st["rms"] is None or self.candidate[1] < MIN_ELEMENTS:
+            return st
+        if not st["rms"] <= st["bound"]:
             raise VerificationFailure(
                 f"{where}: precision below the declared policy {self.policy}: RMS error over the rounding scale "
                 f"{st['rms']:.3e} > {st['bound']:.3e} ({MARGIN} x {st['honest_rms']:.3e}, the honest computation "
                 f"at {self.policy} on the same inputs, + {ACCUMULATION:.2e}) (precision rule)")
+        if st["tail"] is not None and not st["tail"] <= st["tail_bound"]:
+            raise VerificationFailure(
+                f"{where}: precision below the declared policy {self.policy}: {st['tail']:.2%} of the outputs have a "
+                f"scaled error above {TAIL_K} x (the honest RMS + {ACCUMULATION:.2e}), the honest computation "
+                f"{st['honest_tail']:.2%} (bound {TAIL_MARGIN} x that + {TAIL_SLACK:.2%}): low precision on "
+                "part of the output (precision rule, tail)")
+        if st["low"] is not None and self.low[1] >= MIN_ELEMENTS and not st["low"] <= st["low_bound"]:
+            raise VerificationFailure(
+                f"{where}: output rounded to a lower format: {st['low']:.2%} of the finite nonzero outputs are exactly "
+                f"representable with the mantissa of float16, the reference's {st['ref_low']:.2%} "
+                f"(bound + {LOW_SLACK:.2%}) (precision rule, lower format)")
         return st
