@@ -18,7 +18,7 @@ import subprocess
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import torch
 import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.manual_seed, which the
@@ -156,22 +156,23 @@ def _place(model, device: torch.device, dtype: torch.dtype):
     return model.eval()
 
 
-def _constructing(seed: int, perturb: bool):
+def _constructing(seed: int, perturb: Optional[str]):
     """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
-    perturbation of VERIFICATION.md rule 21 (:class:`kernelsynth.verify.params.PerturbDraws`) or none."""
+    perturbation ``perturb`` of VERIFICATION.md rule 21 (``"swap"``/``"inside"``:
+    :class:`kernelsynth.verify.params.PerturbDraws`) or none (None)."""
     torch.manual_seed(seed)
-    return PerturbDraws(seed) if perturb else nullcontext()
+    return PerturbDraws(seed, perturb) if perturb else nullcontext()
 
 
 def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype, seed: int = INIT_SEED,
-               perturb: bool = False):
+               perturb: Optional[str] = None):
     with _constructing(seed, perturb):
         model = ref_mod.Model(*init)
     return _place(model, device, dtype)
 
 
 def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype,
-           seed: int = INIT_SEED, perturb: bool = False):
+           seed: int = INIT_SEED, perturb: Optional[str] = None):
     """The callable model of the job's candidate: a baseline (the reference, or torch.compile of
     it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`), its parameters
     drawn after ``torch.manual_seed(seed)`` (and perturbed: :func:`_constructing`)."""
@@ -232,7 +233,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         pair is kept (an answer cached across instances is stale on the next trial); trusted
         baselines keep one pair per constructor arguments (torch.compile would recompile per instance)."""
         init = init_inputs(ref_mod, shape)
-        seed, perturb = (INIT_SEED, False) if trusted else build_seed(p.seed, group, si, t)
+        seed, perturb = (INIT_SEED, None) if trusted else build_seed(p.seed, group, si, t)
         key = (repr(init), seed, perturb)
         if key not in built:
             first = not built and not built_once

@@ -33,7 +33,7 @@ _EXPORTS = {
     "guard": ("GUARDED", "_namespace", "guard_also", "integrity_snapshot", "check_integrity", "process_fingerprint",
               "thread_ids", "check_no_new_threads"),
     "poison": ("poison_value", "PoisonEmpty", "poison_allocator", "call_poisoned"),
-    "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes",
+    "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes", "plan_permutation",
                "apply_changes"),
     "comparison": ("_bits", "shares_storage", "describe_mismatch", "layout_mismatch", "compare", "run_reference",
                    "outputs_agree", "check_inputs_untouched", "check_earlier_output"),
