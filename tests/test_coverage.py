@@ -148,7 +148,8 @@ def test_permutation_change_keeps_sums_and_values_and_moves_no_version(dtype):
     """Rule 10: the permutation change keeps sums and the multiset (a memo keyed on them is stale)
     and, like every partial change, does not bump the version counter; ints stay in range."""
     gen = torch.Generator().manual_seed(4)
-    x = (torch.randn(40, 50) * 10).to(dtype) if dtype != torch.int64 else torch.randint(0, 10, (40, 50))
+    x = {torch.float32: torch.randn(40, 50) * 10, torch.int64: torch.randint(0, 10, (40, 50)),
+         torch.bool: torch.rand(40, 50) < 0.5}[dtype]
     y, v = x.clone(), x._version
     apply_changes([x], plan_permutation([x], gen))
     assert x._version == v
