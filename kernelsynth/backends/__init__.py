@@ -120,6 +120,16 @@ class Backend:
 
         return own_kernel_names(module, None, extension_libraries(modules_before, module))
 
+    def counts_launches(self, module, modules_before: set) -> bool:
+        """Are all of this candidate's kernel launches counted by the census
+        (:func:`kernelsynth.verify.census.install_watch`: Triton launches)? Then a verified call
+        that launched none computed its answer with library operators (VERIFICATION.md rule 14).
+        Here: True unless the candidate built torch extensions since ``modules_before`` (their
+        launches are not counted)."""
+        from .cuda import extension_libraries
+
+        return not extension_libraries(modules_before, module)
+
 
 _REGISTERED: Dict[str, Backend] = {}
 _SOURCES: Dict[str, str] = {}

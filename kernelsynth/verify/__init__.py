@@ -40,7 +40,8 @@ _EXPORTS = {
     "transport": ("DIGEST_MAX_BYTES", "audit_key", "parse_audit_key", "digest", "tensor_of"),
     "params": ("RANDOM_FILLS", "build_seed", "PerturbDraws"),
     "census": ("LAYOUT_OPS", "op_name", "library_calls", "RecordAtenOps", "aten_ops_of", "kernel_base_name",
-               "own_kernel_names", "kernel_census"),
+               "own_kernel_names", "kernel_census", "Census", "install_watch", "watching", "thread_starts",
+               "triton_launches", "profiled_ops", "profiled_library_calls", "PROFILED_LAYOUT", "COPY_OPS"),
     "protocol": ("VerifyPolicy", "VerificationReport", "verify", "recheck_after_settling", "check_repeat_and_fresh"),
 }
 
