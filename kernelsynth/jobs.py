@@ -301,7 +301,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         else:
             _settle(reports, policy)
             if census is not None:  # one call under torch.profiler (the GPU's runs with the kernel census)
-                _profiled_call(models_for, ref_mod, p, policy, census, profiled)
+                _profiled_call(models_for, ref_mod, p, policy, profiled, rep.out_dtype)
         out.update(_precision_columns(reports))
     except VerificationFailure as e:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
@@ -337,12 +337,12 @@ def evaluate(p: JobRequest) -> EvaluateResult:
 NO_OWN_KERNEL = "(no kernel of its own)"
 
 
-def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, census, profiled: set) -> None:
+def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, profiled: set, out_dtype) -> None:
     """One more call of the candidate, on the last listed shape with fresh inputs and parameters
     (group ``census``), under ``torch.profiler`` (:func:`kernelsynth.verify.census.profiled_ops`):
     its operators go into ``profiled`` (they are seen whatever the Python dispatch key, where the
-    dispatch mode's census is not). Its output must match the reference; a thread started in it
-    fails it (rule 11)."""
+    dispatch mode's census is not). Its output must match the reference (``out_dtype``: the
+    expected output dtype); a thread started in it fails it (rule 11)."""
     shape, si = p.verify_shapes[-1], len(p.verify_shapes) - 1
     model, ref_model = models_for(shape, "census", si, 0)
     inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, 0, trial_seed(p.seed, "census"), policy.dtype,
@@ -354,7 +354,8 @@ def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, cen
         raise VerificationFailure("a thread was started during the profiled call (census): threads are not "
                                   "allowed (VERIFICATION.md rule 11)")
     try:
-        compare(got, run_reference(ref_model, pristine, p.comparison, policy.dtype), p.comparison, policy.tol)
+        compare(got, run_reference(ref_model, pristine, p.comparison, policy.dtype), p.comparison, policy.tol,
+                out_dtype)
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the profiled call (census): {e}") from None
     profiled.update(ops)

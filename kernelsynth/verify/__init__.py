@@ -41,7 +41,8 @@ _EXPORTS = {
     "params": ("RANDOM_FILLS", "build_seed", "PerturbDraws"),
     "census": ("LAYOUT_OPS", "op_name", "library_calls", "RecordAtenOps", "aten_ops_of", "kernel_base_name",
                "own_kernel_names", "kernel_census", "Census", "install_watch", "watching", "thread_starts",
-               "triton_launches", "profiled_ops", "profiled_library_calls", "PROFILED_LAYOUT", "COPY_OPS"),
+               "triton_launches", "profiled_ops", "profiled_library_calls", "PROFILED_LAYOUT", "COPY_OPS",
+               "unlaunched_kernels"),
     "protocol": ("VerifyPolicy", "VerificationReport", "verify", "recheck_after_settling", "check_repeat_and_fresh"),
 }
 

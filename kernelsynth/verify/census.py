@@ -193,16 +193,24 @@ def kernel_census(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
     for name in device_names:
         if name not in linked and not _COPY_ACTIVITY.match(name) and not is_own(name):
             foreign.add(kernel_base_name(name))
-    triton_names = getattr(is_own, "triton_names", frozenset())
+    foreign |= set(unlaunched_kernels(device_names, getattr(is_own, "triton_names", frozenset()), launched))
+    return out, sorted(foreign)
+
+
+def unlaunched_kernels(device_names: Sequence[str], triton_names: Iterable[str], launched: Dict[str, int]) -> List[str]:
+    """The identity check of :func:`kernel_census`: for every name of ``triton_names`` (the
+    candidate's ``@triton.jit`` functions), the profiled kernels of that name (``device_names``,
+    one entry per kernel run) beyond the launches its Triton code made (``launched``: ``{name:
+    count}``), as ``"name (ran Nx, launched Kx by the candidate's Triton code)"`` strings, sorted.
+    A library kernel given the name of a placeholder function shows up here."""
+    names = set(triton_names)
     seen: Dict[str, int] = {}
     for name in device_names:
         base = kernel_base_name(name)
-        if base in triton_names:
+        if base in names:
             seen[base] = seen.get(base, 0) + 1
-    for base, n in seen.items():
-        if n > launched.get(base, 0):
-            foreign.add(f"{base} (ran {n}x, launched {launched.get(base, 0)}x by the candidate's Triton code)")
-    return out, sorted(foreign)
+    return sorted(f"{b} (ran {n}x, launched {launched.get(b, 0)}x by the candidate's Triton code)"
+                  for b, n in seen.items() if n > launched.get(b, 0))
 
 
 # ------------------------------------------------------------- doors the dispatch mode misses
@@ -374,7 +382,8 @@ PROFILED_LAYOUT = frozenset({
     "resolve_neg", "lift_fresh", "detach", "alias", "squeeze", "unsqueeze", "t", "numpy_T", "chunk", "split",
     "unbind", "narrow", "movedim", "moveaxis", "swapaxes", "swapdims", "unflatten", "empty_like", "zeros_like",
     "ones_like", "full_like", "new_zeros", "new_ones", "new_full", "_nnpack_available", "item",
-    "_local_scalar_dense", "is_nonzero", "align_tensors", "broadcast_to", "expand", "fill_", "zero_",
+    "_local_scalar_dense", "is_nonzero", "align_tensors", "broadcast_to", "expand", "fill_", "zero_", "detach_",
+    "as_strided_",
 })
 
 

@@ -6,8 +6,8 @@ Every trial builds both modules after ``torch.manual_seed(param_seed(...))``
 (:func:`kernelsynth.verify.inputs.param_seed`), so an answer cached across instances -- keyed on
 the shapes, the class, the constructor arguments -- is stale on the next trial. Trials 1 and 2 of
 each listed shape reuse trial 0's seed and build both modules under :class:`PerturbDraws`: the
-parameters are trial 0's except for a small change of every tensor the constructor fills at
-random. Trial 1 swaps two elements (``"swap"``: the sums, the maximum and the sorted values of
+parameters are trial 0's except for a small change of the first tensor the constructor fills at
+random (the weight of a layer). Trial 1 swaps two elements (``"swap"``: the sums, the maximum and the sorted values of
 every tensor stay as they were) and gets trial 0's inputs too
 (:func:`kernelsynth.verify.inputs.trial_inputs`), so an output memo keyed on the input alone
 hands back trial 0's answer; trial 2 moves one element to a value strictly inside the tensor's
@@ -43,8 +43,10 @@ def build_seed(seed: int, group: str, si: int, t: int):
 
 
 class PerturbDraws(TorchDispatchMode):
-    """While a module is constructed, change every tensor a random fill produces
-    (:data:`RANDOM_FILLS`, floating dtypes, contiguous) at positions drawn from ``(seed, draw number)``:
+    """While a module is constructed, change the first tensor a random fill produces
+    (:data:`RANDOM_FILLS`, floating dtypes, contiguous: usually the weight, the tensor a
+    candidate prepares) at a position drawn from ``seed``; the other draws stay as drawn, so a
+    fingerprint over several tensors (weight samples and bias ends) still matches on them:
 
     * ``kind="swap"``: the element at a drawn position trades places with the element whose
       value is farthest from it (a permutation: sums, sums of squares, the maximum and the sorted
@@ -53,8 +55,8 @@ class PerturbDraws(TorchDispatchMode):
       zero): a new value strictly inside ``(-max|t|, max|t|)``, so the maximum stays.
 
     Deterministic in the order of the draws, so a reference and a candidate that draw their
-    parameters the same way (KernelBench's convention) are perturbed alike. Tensors of one
-    element are left as drawn by ``"swap"``."""
+    parameters the same way (KernelBench's convention) are perturbed alike. A first tensor of one
+    element is left as drawn by ``"swap"``."""
 
     def __init__(self, seed: int, kind: str = "swap"):
         super().__init__()
@@ -68,7 +70,7 @@ class PerturbDraws(TorchDispatchMode):
                 and out.dtype.is_floating_point:
             rng = random.Random(f"{self.seed}:{self.draws}")
             self.draws += 1
-            flat = out.view(-1) if out.is_contiguous() else None
+            flat = out.view(-1) if out.is_contiguous() and self.draws == 1 else None
             if flat is not None:
                 i = rng.randrange(out.numel())
                 x = float(flat[i])
