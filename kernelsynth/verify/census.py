@@ -154,12 +154,13 @@ def kernel_census(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
 
     from .failures import VerificationFailure
 
-    launched_before, starts_before = triton_launches(), thread_starts()
     with torch.no_grad(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        launched_before, starts_before = triton_launches(), thread_starts()  # the call's, not the profiler's
         out = candidate(*inputs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-    if thread_starts() != starts_before:
+        started = thread_starts() - starts_before
+    if started:
         raise VerificationFailure("a thread was started during the profiled call (kernel census): threads are not "
                                   "allowed (VERIFICATION.md rule 11)")
     launched = {kernel_base_name(k): n - launched_before.get(k, 0) for k, n in triton_launches().items()}
@@ -393,13 +394,21 @@ def profiled_ops(candidate: Callable, inputs: Sequence[torch.Tensor], device: to
     stripped, other namespaces kept). RecordFunction runs below the dispatcher's Python key, so
     operators hidden from dispatch modes (``_ExcludeDispatchKeyGuard`` of the Python key,
     ``_disable_current_modes``) and those of torch's own worker threads (``torch.jit._fork``)
-    are recorded; operators of another Python thread are not (rule 11 refuses those threads)."""
+    are recorded; operators of another Python thread are not, so a Python thread started during
+    the call fails it (VerificationFailure, rule 11)."""
     from torch.profiler import ProfilerActivity, profile
 
+    from .failures import VerificationFailure
+
     with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        starts_before = thread_starts()
         out = candidate(*inputs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
+        started = thread_starts() - starts_before
+    if started:
+        raise VerificationFailure("a thread was started during the profiled call (census): threads are not "
+                                  "allowed (VERIFICATION.md rule 11)")
     names = {e.name for e in prof.events() if "::" in e.name}
     return out, sorted(n.removeprefix("aten::") for n in names)
 
