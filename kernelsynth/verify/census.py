@@ -268,7 +268,9 @@ def install_watch() -> None:
       started and joined inside ``forward`` hides its operators from it (rule 11 refuses it);
     * the host doors of :class:`Census` (``torch.Tensor`` methods and ``torch`` functions);
     * Triton launches: ``JITFunction.run`` (a GPU launch, counted under the function's name, for
-      the identity check of :func:`kernel_census`) and the interpreter's ``GridExecutor``.
+      the identity check of :func:`kernel_census`) and the interpreter's ``GridExecutor``;
+      inside them and inside ``Autotuner.run``/``Heuristics.run``, host doors and copies are
+      Triton's own (autotuning's timer, its argument copies) and are not recorded.
 
     Each wrapper only counts and calls the original. The ``_thread``/``threading`` modules and
     ``JITFunction`` are guarded namespaces (:data:`kernelsynth.verify.guard.GUARDED`)."""
@@ -307,14 +309,34 @@ def install_watch() -> None:
 
     def run(original):
         def launch(self, *a, **k):
-            kernel = original(self, *a, **k)
+            _STATE["in_launch"] += 1
+            try:
+                kernel = original(self, *a, **k)
+            finally:
+                _STATE["in_launch"] -= 1
             if not k.get("warmup"):  # the function's name: the kernel Triton compiles is named after it
                 name = getattr(self, "__name__", None) or getattr(kernel, "name", "?")
                 _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
             return kernel
         return launch
 
+    def inside(original):  # Triton's own work around launches (autotuning: do_bench's tolist, arg copies)
+        def call(self, *a, **k):
+            _STATE["in_launch"] += 1
+            try:
+                return original(self, *a, **k)
+            finally:
+                _STATE["in_launch"] -= 1
+        return call
+
     _wrap(JITFunction, "run", run)
+    try:
+        from triton.runtime.autotuner import Autotuner, Heuristics
+    except ImportError:
+        pass
+    else:
+        _wrap(Autotuner, "run", inside)
+        _wrap(Heuristics, "run", inside)
     try:
         from triton.runtime.interpreter import GridExecutor
     except ImportError:

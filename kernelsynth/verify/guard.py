@@ -28,7 +28,8 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal",
            # the census's counters (kernelsynth.verify.census.install_watch): thread starts, Triton launches
-           "_thread", "threading", "triton.runtime.jit.JITFunction", "triton.runtime.interpreter.GridExecutor")
+           "_thread", "threading", "triton.runtime.jit.JITFunction", "triton.runtime.interpreter.GridExecutor",
+           "triton.runtime.autotuner.Autotuner", "triton.runtime.autotuner.Heuristics")
 
 
 def _namespace(name: str):
