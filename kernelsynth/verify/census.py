@@ -406,7 +406,7 @@ PROFILED_LAYOUT = frozenset({
     "unbind", "narrow", "movedim", "moveaxis", "swapaxes", "swapdims", "unflatten", "empty_like", "zeros_like",
     "ones_like", "full_like", "new_zeros", "new_ones", "new_full", "_nnpack_available", "item",
     "_local_scalar_dense", "is_nonzero", "align_tensors", "broadcast_to", "expand", "fill_", "zero_", "detach_",
-    "as_strided_",
+    "as_strided_", "mT", "mH", "T", "H", "adjoint", "matrix_H", "expand_copy", "view_as_real", "view_as_complex",
 })
 
 
