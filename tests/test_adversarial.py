@@ -47,8 +47,11 @@ FLIP_CASES = {
     "integrity_reference": ("integrity/patch_reference_inputs.py", "tampering", r"replaced reference\.get_inputs"),
     "integrity_module": ("integrity/patch_module_call.py", "tampering", r"replaced torch\.nn\.Module\.__call__"),
     "timer_host": ("timer/patch_perf_counter.py", "tampering", r"replaced time\.perf_counter"),
-    "threads": ("threads/late_writer.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
-    "threads_raw": ("threads/raw_thread.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
+    # still alive after the call, or (when it has not run yet on a busy machine) counted as started in it
+    "threads": ("threads/late_writer.py", "wrong_output",
+                r"thread\(s\) started (by the candidate still running|during the call)"),
+    "threads_raw": ("threads/raw_thread.py", "wrong_output",
+                    r"thread\(s\) started (by the candidate still running|during the call)"),
     "lazy": ("lazy/lazy_subclass.py", "wrong_output", r"expected exactly torch\.Tensor"),
     "shapes_block": ("shapes/single_block.py", "wrong_output", r"shape \d+x4097, trial 0: not bit-exact"),
     "shapes_listed": ("shapes/listed_shapes_only.py", "wrong_output", r"not bit-exact"),
