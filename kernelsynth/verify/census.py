@@ -368,20 +368,23 @@ def triton_launches() -> Dict[str, int]:
 
 @contextmanager
 def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
-    """Around one verified call: route the host-door and copy records to ``census``, count the
-    call and whether it launched a Triton kernel. Yields ``(starts)``: a callable giving the
+    """Around one verified call: route the host-door and copy records to ``census`` (a
+    :class:`Census`, or a plain set of names), count the call and whether it launched a Triton
+    kernel (a :class:`Census` only). Yields ``(starts)``: a callable giving the
     number of Python threads started since the call began."""
     before_threads, before_launches = _STATE["threads"], sum(_STATE["launches"].values())
     previous = _STATE["census"]
-    if census is not None:
+    full = isinstance(census, Census)  # a plain set receives the names only
+    if full:
         census.input_storages = frozenset(x.untyped_storage().data_ptr() for x in inputs
                                           if isinstance(x, torch.Tensor))
+    if census is not None:
         _STATE["census"] = census
     try:
         yield lambda: _STATE["threads"] - before_threads
     finally:
         _STATE["census"] = previous
-        if census is not None:
+        if full:
             census.calls += 1
             if sum(_STATE["launches"].values()) == before_launches:
                 census.calls_without_launch += 1
