@@ -66,7 +66,10 @@ FLIP_CASES = {
 # naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.
 HARNESS_CASES = {
     "harness_loosen": ("audit", r"independent check: shape .*: not bit-exact"),
-    "harness_skip": ("audit", r"independent check: shape .*: no output was recorded"),
+    # no trial runs; on the CPU path the census's profiled call (a call the payload does not
+    # control) now catches its zeros in-process, else the independent check does
+    "harness_skip": ("audit|wrong_output", r"independent check: shape .*: no output was recorded|"
+                                           r"output of the profiled call \(census\): not bit-exact"),
     # caught by the guard in this order of events; by the independent check when the guard is fooled
     "harness_guard": ("audit|tampering", r"independent check: shape .*: not bit-exact|replaced kernelsynth\.verify"),
     "dispatch_override": ("audit", r"independent check: shape .*: not bit-exact"),
