@@ -90,7 +90,8 @@ class JobRequest:
     task's tensor interface. ``fresh_worker``: replace the worker after this job. ``cache_dir``:
     where compiled kernels and torch extensions are cached. ``precision``: the precision policy
     this dtype is held to (``allclose``; :data:`kernelsynth.verify.precision.POLICIES`,
-    VERIFICATION.md rule 23; None: no precision rule)."""
+    VERIFICATION.md rule 23; None: no precision rule). ``data_movement``: the task's category is
+    data movement (a copy of an input is then a library call, VERIFICATION.md rule 14)."""
 
     reference: str
     candidate: CandidateRef
@@ -116,6 +117,7 @@ class JobRequest:
     fresh_worker: bool
     cache_dir: Optional[str]
     precision: Optional[str] = None
+    data_movement: bool = False
 
     @property
     def tol(self) -> Optional[Dict[str, float]]:

@@ -18,7 +18,7 @@ import subprocess
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import torch
 import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.manual_seed, which the
@@ -31,10 +31,10 @@ from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .verify.precision import HonestReferences, trial_sums
-from .verify import (PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
+from .verify import (Census, PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
-                     kernel_census, library_calls, parse_audit_key, plan_changes, process_fingerprint,
-                     recheck_after_settling, run_reference,
+                     install_watch, kernel_census, library_calls, profiled_library_calls, profiled_ops,
+                     parse_audit_key, plan_changes, process_fingerprint, recheck_after_settling, run_reference,
                      shape_label, thread_ids, trial_inputs, trial_seed, verify)
 
 
@@ -156,22 +156,23 @@ def _place(model, device: torch.device, dtype: torch.dtype):
     return model.eval()
 
 
-def _constructing(seed: int, perturb: bool):
+def _constructing(seed: int, perturb: Optional[str]):
     """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
-    perturbation of VERIFICATION.md rule 21 (:class:`kernelsynth.verify.params.PerturbDraws`) or none."""
+    perturbation ``perturb`` of VERIFICATION.md rule 21 (``"swap"``/``"inside"``:
+    :class:`kernelsynth.verify.params.PerturbDraws`) or none (None)."""
     torch.manual_seed(seed)
-    return PerturbDraws(seed) if perturb else nullcontext()
+    return PerturbDraws(seed, perturb) if perturb else nullcontext()
 
 
 def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype, seed: int = INIT_SEED,
-               perturb: bool = False):
+               perturb: Optional[str] = None):
     with _constructing(seed, perturb):
         model = ref_mod.Model(*init)
     return _place(model, device, dtype)
 
 
 def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype,
-           seed: int = INIT_SEED, perturb: bool = False):
+           seed: int = INIT_SEED, perturb: Optional[str] = None):
     """The callable model of the job's candidate: a baseline (the reference, or torch.compile of
     it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`), its parameters
     drawn after ``torch.manual_seed(seed)`` (and perturbed: :func:`_constructing`)."""
@@ -215,6 +216,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand.trusted  # torch.compile may install hooks of its own
+    install_watch()  # the census's counters: thread starts, host doors, Triton launches (rule 14)
     backend = None if trusted else load_backend(p.backend_source)  # trusted code, loaded before the guard
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
@@ -233,7 +235,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         pair is kept (an answer cached across instances is stale on the next trial); trusted
         baselines keep one pair per constructor arguments (torch.compile would recompile per instance)."""
         init = init_inputs(ref_mod, shape)
-        seed, perturb = (INIT_SEED, False) if trusted else build_seed(p.seed, group, si, t)
+        seed, perturb = (INIT_SEED, None) if trusted else build_seed(p.seed, group, si, t)
         key = (repr(init), seed, perturb)
         if key not in built:
             first = not built and not built_once
@@ -248,7 +250,9 @@ def evaluate(p: JobRequest) -> EvaluateResult:
 
     model, ref_model = models_for(p.verify_shapes[0])
     out = EvaluateResult()
-    census = None if trusted else set()  # operators every verified call dispatched (VERIFICATION.md rule 14)
+    # operators every verified call dispatched, and the doors around them (VERIFICATION.md rule 14)
+    census = None if trusted else Census(movement=p.data_movement)
+    profiled: set = set()  # operators the profiler recorded in one call (CPU: profiled_call; GPU: kernel census)
     policy = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison, tol=p.tol,
                           determinism_tol=p.determinism, poison_empty=not trusted, check_threads=not trusted,
                           guard=guard, threads_before=threads,
@@ -292,10 +296,13 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             out.verify_s = time.perf_counter() - started
             started = time.perf_counter()
             is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
-            out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own, big.out_dtype))
+            out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own, big.out_dtype,
+                             profiled))
             out.timing_s = time.perf_counter() - started
         else:
             _settle(reports, policy)
+            if census is not None:  # one call under torch.profiler (the GPU's runs with the kernel census)
+                _profiled_call(models_for, ref_mod, p, policy, profiled, rep.out_dtype)
         out.update(_precision_columns(reports))
     except VerificationFailure as e:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
@@ -305,7 +312,10 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         ops = sorted(census)
         out.aten_ops = ",".join(ops)
         out.reference_ops_used = ",".join(o for o in ops if o in set(p.reference_ops or [])) or None
-        out.library_calls = ",".join(library_calls(ops, p.reference_ops or [])) or None
+        calls = set(library_calls(ops, p.reference_ops or [])) | set(profiled_library_calls(profiled, p.reference_ops))
+        if census.calls_without_launch and backend is not None and backend.counts_launches(mod, modules_before):
+            calls.add(NO_OWN_KERNEL)  # a verified call that launched no kernel: a library did the work
+        out.library_calls = ",".join(sorted(calls)) or None
         if guard is not None:
             check_integrity(guard)
     if backend is not None:  # registers, spills, shared memory, kernels, compile seconds
@@ -321,6 +331,31 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         del model
         torch.cuda.empty_cache()  # give this job's memory back before the next candidate
     return out
+
+
+#: The ``library_calls`` entry of a candidate with a verified call that launched no kernel of its
+#: own (VERIFICATION.md rule 14): what it returned was computed by library operators alone.
+NO_OWN_KERNEL = "(no kernel of its own)"
+
+
+def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, profiled: set, out_dtype) -> None:
+    """One more call of the candidate, on the last listed shape with fresh inputs and parameters
+    (group ``census``), under ``torch.profiler`` (:func:`kernelsynth.verify.census.profiled_ops`):
+    its operators go into ``profiled`` (they are seen whatever the Python dispatch key, where the
+    dispatch mode's census is not). Its output must match the reference (``out_dtype``: the
+    expected output dtype); a thread started in it fails it (rule 11)."""
+    shape, si = p.verify_shapes[-1], len(p.verify_shapes) - 1
+    model, ref_model = models_for(shape, "census", si, 0)
+    inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, 0, trial_seed(p.seed, "census"), policy.dtype,
+                             policy.device, False)
+    pristine = [x.clone() for x in inputs]
+    got, ops = profiled_ops(model, inputs, policy.device)  # a thread started in the call fails it
+    try:
+        compare(got, run_reference(ref_model, pristine, p.comparison, policy.dtype), p.comparison, policy.tol,
+                out_dtype)
+    except VerificationFailure as e:
+        raise VerificationFailure(f"output of the profiled call (census): {e}") from None
+    profiled.update(ops)
 
 
 def _settle(reports, policy: VerifyPolicy) -> None:
@@ -398,7 +433,7 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
 
 
 def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None,
-          out_dtype=None) -> Dict[str, Any]:
+          out_dtype=None, profiled: Optional[set] = None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
@@ -412,7 +447,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     on a GPU one more call then runs under ``torch.profiler``
     (:func:`kernelsynth.verify.census.kernel_census`; its output is checked too) and
     ``foreign_kernels`` lists the kernels of library operators or of no own code (rule 14).
-    ``out_dtype``: the expected output dtype (the timing-shape verification's)."""
+    ``out_dtype``: the expected output dtype (the timing-shape verification's). ``profiled``: a
+    set receiving the CPU operators the profiled call recorded (rule 14)."""
     dtype, device = policy.dtype, policy.device
     gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "timing"))
     inputs = list(ref_mod.get_inputs(p.timing_shape, dtype, device, gen))
@@ -451,7 +487,7 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
            "timing_spread": t["spread"], "synced_ms": t["synced_ms"]}
     if is_own is not None and device.type == "cuda":
         census_inputs = [x.clone() for x in pristine]
-        got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [])
+        got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [], profiled)
         try:
             compare(got, ref, p.comparison, policy.tol, out_dtype)
         except VerificationFailure as e:

@@ -47,8 +47,11 @@ FLIP_CASES = {
     "integrity_reference": ("integrity/patch_reference_inputs.py", "tampering", r"replaced reference\.get_inputs"),
     "integrity_module": ("integrity/patch_module_call.py", "tampering", r"replaced torch\.nn\.Module\.__call__"),
     "timer_host": ("timer/patch_perf_counter.py", "tampering", r"replaced time\.perf_counter"),
-    "threads": ("threads/late_writer.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
-    "threads_raw": ("threads/raw_thread.py", "wrong_output", r"thread\(s\) started by the candidate still running"),
+    # still alive after the call, or (when it has not run yet on a busy machine) counted as started in it
+    "threads": ("threads/late_writer.py", "wrong_output",
+                r"thread\(s\) started (by the candidate still running|during the call)"),
+    "threads_raw": ("threads/raw_thread.py", "wrong_output",
+                    r"thread\(s\) started (by the candidate still running|during the call)"),
     "lazy": ("lazy/lazy_subclass.py", "wrong_output", r"expected exactly torch\.Tensor"),
     "shapes_block": ("shapes/single_block.py", "wrong_output", r"shape \d+x4097, trial 0: not bit-exact"),
     "shapes_listed": ("shapes/listed_shapes_only.py", "wrong_output", r"not bit-exact"),
@@ -63,7 +66,10 @@ FLIP_CASES = {
 # naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.
 HARNESS_CASES = {
     "harness_loosen": ("audit", r"independent check: shape .*: not bit-exact"),
-    "harness_skip": ("audit", r"independent check: shape .*: no output was recorded"),
+    # no trial runs; on the CPU path the census's profiled call (a call the payload does not
+    # control) now catches its zeros in-process, else the independent check does
+    "harness_skip": ("audit|wrong_output", r"independent check: shape .*: no output was recorded|"
+                                           r"output of the profiled call \(census\): not bit-exact"),
     # caught by the guard in this order of events; by the independent check when the guard is fooled
     "harness_guard": ("audit|tampering", r"independent check: shape .*: not bit-exact|replaced kernelsynth\.verify"),
     "dispatch_override": ("audit", r"independent check: shape .*: not bit-exact"),
@@ -473,3 +479,144 @@ def test_honest_flip_through_permuted_views_is_accepted_and_no_library_call(ours
     assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
     assert o["library_calls"] is None
     assert {"empty", "permute"} <= set(o["aten_ops"].split(","))
+
+
+# ------------------------------------------------- issue 10, classes 3, 4 and 6 (numcensus, session 6)
+
+RT = "../redteam_2026_12_01/"  # the red team's files, run from the spec's folder (tests/adversarial/cpu)
+# version -> (file, library_calls the census must name, names it must not)
+CENSUS_LABELLED = {
+    "census_tolist": ("census/tolist_flip.py", {"host:tolist"}, set()),
+    "census_copies": ("census/launch_then_copies.py", {"copy_(input)"}, {"(no kernel of its own)"}),
+    "census_excluded": ("census/excluded_key_index.py", {"index_select"}, set()),
+    "rt_ff1": (RT + "flip/ff1_flip_by_column_copies.py", {"copy_(input)", "(no kernel of its own)"}, set()),
+    "rt_ff2": (RT + "flip/ff2_numpy_flip.py", {"host:numpy", "host:from_numpy"}, set()),
+}
+
+
+@pytest.mark.parametrize("version", sorted(CENSUS_LABELLED))
+def test_library_door_the_dispatch_mode_misses_is_labelled_and_never_a_record(version, ours):
+    """Rule 14, doors the operator census's dispatch mode cannot see: the host (tolist, numpy),
+    copies of the input on a data-movement task (with or without one launch of its own), the
+    Python key excluded (the profiled call sees it). Correct, so both harnesses accept; ours labels."""
+    rel, must, must_not = CENSUS_LABELLED[version]
+    with restored_namespaces():
+        assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    calls = set((o["library_calls"] or "").split(","))
+    assert must <= calls and not must_not & calls, o["library_calls"]
+    (traj,) = [t for t in ours[1] if t["task"] == "adversarial_flip"]
+    assert any(r.startswith(f"{version}: library calls (operator(s) ") for r in traj["reasons"]), traj["reasons"]
+
+
+# version -> (file, regex of the reason's first line)
+NUMCENSUS_FLIP_REJECTED = {
+    # rule 11: a thread started and joined inside forward (the dispatch mode is thread-local)
+    "census_pool": ("census/pool_flip.py", r"shape 3x5, trial 0: 1 thread\(s\) started during the call"),
+    # rule 10: memos on fingerprints that a change of values keeps; writes that keep x._version
+    "memo_multiset": ("caching/multiset_memo.py", r"trial 0: stale answer: after values of the input were moved"),
+    "memo_version_extrema": ("caching/version_extrema_memo.py",
+                             r"trial 0: stale answer: after values of the input were moved"),
+    "rt_fm1": (RT + "flip/fm1_memo_on_version.py", r"trial 0: stale answer: after one element and a small region"),
+    "rt_fm3": (RT + "flip2/fm3_memo_on_sums.py", r"trial 0: stale answer: after values of the input were moved"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(NUMCENSUS_FLIP_REJECTED))
+def test_joined_thread_and_fingerprint_memo_pass_the_naive_harness_and_fail_ours(version, ours):
+    rel, reason = NUMCENSUS_FLIP_REJECTED[version]
+    with restored_namespaces():
+        assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
+    assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+NUMCENSUS_CONV_REJECTED = {
+    # rule 21: trial 1 = trial 0's input and seed with two weights swapped (sums, histogram, sorted
+    # values and maximum kept); caches keyed on those, or on the input alone, are stale there
+    "params_histogram": ("params/histogram_weights.py", r"shape 1x3x8x5x7, trial 1: outside atol=0\.005"),
+    "params_sorted": ("params/sorted_weights.py", r"shape 1x3x8x5x7, trial 1: outside atol=0\.005"),
+    "params_input_memo": ("params/input_memo_weight_sum.py", r"shape 1x3x8x5x7, trial 1: outside atol=0\.005"),
+    "rt_k1": (RT + "conv/k1_output_memo_ignores_weights.py", r"shape 1x3x8x5x7, trial 1: outside atol=0\.005"),
+    "rt_k2": (RT + "conv/k2_packed_weights_by_symmetric_fingerprint.py",
+              r"shape 1x3x8x5x7, trial 1: outside atol=0\.005"),
+    "rt_k3": (RT + "conv/k3_packed_weights_by_sample_and_max.py", r"shape 1x3x8x5x7, trial 1: outside atol=0\.005"),
+    # rule 10
+    "rt_m1": (RT + "conv/m1_memo_on_version_counter.py", r"trial 0: stale answer: after one element and a small"),
+    "rt_m3": (RT + "conv2/m3_memo_on_sums.py", r"trial 0: stale answer: after values of the input were moved"),
+    # rule 11
+    "rt_f1": (RT + "conv/f1_conv_in_joined_thread.py", r"trial 0: 1 thread\(s\) started during the call"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(NUMCENSUS_CONV_REJECTED))
+def test_parameter_memo_fingerprint_memo_and_thread_conv_cheats_fail_ours(version, ours):
+    rel, reason = NUMCENSUS_CONV_REJECTED[version]
+    with restored_namespaces():
+        assert _naive_conv(rel), "naive harness rejected it"
+    o = ours[0][version]
+    assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
+    assert re.search(reason, _first_line(o)), _first_line(o)
+
+
+def test_honest_persistent_kernel_into_a_pitched_buffer_is_accepted_without_labels(ours):
+    """A copy of its own buffer (not of the input) and empty_strided are layout, on a data-movement task."""
+    assert naive_accepts(_model("honest/persistent_pitched.py", BLOCK=64, PROGRAMS=4), FLIP.Model(), FLIP.get_inputs,
+                         FLIP_SHAPES)
+    o = ours[0]["honest_pitched"]
+    assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
+    assert o["library_calls"] is None, o["library_calls"]
+
+
+def _redteam_conv(name):
+    torch.manual_seed(0)
+    return import_file(ADV / "redteam_2026_12_01" / "conv" / name).ModelNew(3, 4)
+
+
+def test_profiled_call_sees_a_convolution_under_an_excluded_python_key_and_numpy_is_a_host_door():
+    """The red team's f2 (aten.convolution with the Python key excluded: invisible to every dispatch
+    mode) and f3 (numpy einsum via x.numpy()) on one tiny shape, in-process: the mode's census
+    misses both; the profiled call names the convolution, the host doors name numpy."""
+    from kernelsynth.verify import Census, call_poisoned, install_watch, library_calls, profiled_library_calls, \
+        profiled_ops
+
+    install_watch()
+    cpu = torch.device("cpu")
+    x = torch.randn(1, 3, 6, 6)
+    f2, f3 = _redteam_conv("f2_conv_under_excluded_python_key.py"), _redteam_conv("f3_numpy_conv.py")
+    mode = Census()
+    call_poisoned(f2, [x], cpu, ops=mode)
+    assert not {"convolution", "_convolution"} & set(library_calls(mode))  # the mode is blind to it
+    _, ops = profiled_ops(f2, [x], cpu)
+    assert "convolution" in profiled_library_calls(ops)
+    census = Census()
+    call_poisoned(f3, [x], cpu, ops=census)
+    assert "host:numpy" in library_calls(census)
+
+
+def test_own_triton_kernels_are_matched_by_launch_count_not_by_name():
+    """GPU kernel census identity (issue 10): a profiled kernel named after one of the candidate's
+    @triton.jit functions counts as its own only as often as that function launched (the red team's
+    g2 names placeholder functions after cuDNN's kernels). The launch counter also counts the
+    interpreter's launches, under the function's name."""
+    import triton
+    import triton.language as tl
+
+    from kernelsynth.verify import install_watch, triton_launches, unlaunched_kernels
+
+    cudnn = "void sm90_xmma_fprop_implicit_gemm_tf32f32_kernel<float>(Params)"
+    assert unlaunched_kernels([cudnn, "_relu_pool"], {"sm90_xmma_fprop_implicit_gemm_tf32f32_kernel", "_relu_pool"},
+                              {"_relu_pool": 1}) == [
+        "sm90_xmma_fprop_implicit_gemm_tf32f32_kernel (ran 1x, launched 0x by the candidate's Triton code)"]
+    assert unlaunched_kernels(["_relu_pool", "_relu_pool"], {"_relu_pool"}, {"_relu_pool": 2}) == []
+
+    @triton.jit
+    def _numcensus_probe(P):
+        tl.store(P, 1.0)
+
+    install_watch()
+    before = triton_launches().get("_numcensus_probe", 0)
+    _numcensus_probe[(1,)](torch.zeros(1))
+    assert triton_launches()["_numcensus_probe"] == before + 1

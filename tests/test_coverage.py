@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from kernelsynth.shapes import LARGE_DIM_PLAN, derived_shapes, is_large_ragged, large_dim_shapes
 from kernelsynth.verify.census import LAYOUT_OPS, aten_ops_of, kernel_base_name, library_calls, own_kernel_names
-from kernelsynth.verify.inputs import apply_changes, plan_changes
+from kernelsynth.verify.inputs import apply_changes, plan_changes, plan_permutation, trial_inputs
 from kernelsynth.verify.params import PerturbDraws, build_seed
 from kernelsynth.verify.poison import call_poisoned
 
@@ -108,20 +108,59 @@ def test_partial_changes_touch_one_element_and_a_small_region(dtype):
         assert float((one.double() - x.double()).abs().max()) >= 3.0
 
 
-def test_parameter_perturbation_is_the_same_for_two_modules_drawn_alike_and_changes_one_element():
-    def build(perturb):
+def test_parameter_perturbation_is_the_same_for_two_modules_drawn_alike_and_keeps_fingerprints():
+    def build(kind):
         torch.manual_seed(7)
-        with PerturbDraws(7) if perturb else torch.no_grad():
+        with PerturbDraws(7, kind) if kind else torch.no_grad():
             return torch.nn.Conv2d(3, 8, 3, padding=1)
 
-    plain, a, b = build(False), build(True), build(True)
-    for name in ("weight", "bias"):
-        pa, pb, p0 = (getattr(m, name).detach() for m in (a, b, plain))
-        assert torch.equal(pa, pb)  # reference and candidate get the same parameters
-        assert int((pa != p0).sum()) == 1  # one element changed, the rest as drawn
-    assert build_seed(0, "listed", 2, 1) == (build_seed(0, "listed", 2, 0)[0], True)
-    assert build_seed(0, "listed", 2, 2)[0] not in (build_seed(0, "listed", 2, 0)[0], build_seed(0, "listed", 2, 1)[0])
+    plain = build(None)
+    for kind in ("swap", "inside"):
+        a, b = build(kind), build(kind)
+        assert torch.equal(a.bias, plain.bias)  # the first draw (the weight) only: other tensors as drawn
+        for name in ("weight", "bias"):
+            pa, pb, p0 = (getattr(m, name).detach() for m in (a, b, plain))
+            assert torch.equal(pa, pb)  # reference and candidate get the same parameters
+            if name == "bias":
+                continue
+            if kind == "swap":  # two elements trade places: sums, max and sorted values as drawn
+                assert int((pa != p0).sum()) == 2
+                assert torch.equal(pa.flatten().sort()[0], p0.flatten().sort()[0])
+                assert abs(float(pa.double().sum() - p0.double().sum())) < 1e-12
+                assert float(pa.abs().max()) == float(p0.abs().max())
+            else:  # one element changed, strictly inside the range: the maximum stays
+                assert int((pa != p0).sum()) == 1
+                assert float(pa.abs().max()) == float(p0.abs().max())
+    assert build_seed(0, "listed", 2, 1) == (build_seed(0, "listed", 2, 0)[0], "swap")
+    assert build_seed(0, "listed", 2, 2) == (build_seed(0, "listed", 2, 0)[0], "inside")
+    assert build_seed(0, "listed", 2, 3)[0] not in (build_seed(0, "listed", 2, 0)[0], build_seed(0, "listed", 2, 4)[0])
     assert build_seed(0, "derived", 0, 0) != build_seed(0, "listed", 0, 0)
+
+
+def test_trial_one_reuses_trial_zero_inputs_with_other_parameters():
+    """Rule 21: an output memo keyed on the input alone must meet one input under two parameter sets."""
+    shape = {"M": 4, "N": 6}
+    get = lambda s, dt, dev, g: [torch.randn(s["M"], s["N"], generator=g, dtype=dt, device=dev)]  # noqa: E731
+    x0, x1, x2 = (trial_inputs(get, shape, 0, t, 5, torch.float32, torch.device("cpu"), False)[0][0]
+                  for t in range(3))
+    assert torch.equal(x0, x1) and not torch.equal(x0, x2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_permutation_change_keeps_sums_and_values_and_moves_no_version(dtype):
+    """Rule 10: the permutation change keeps sums and the multiset (a memo keyed on them is stale)
+    and, like every partial change, does not bump the version counter; ints stay in range."""
+    gen = torch.Generator().manual_seed(4)
+    x = {torch.float32: torch.randn(40, 50) * 10, torch.int64: torch.randint(0, 10, (40, 50)),
+         torch.bool: torch.rand(40, 50) < 0.5}[dtype]
+    y, v = x.clone(), x._version
+    apply_changes([x], plan_permutation([x], gen))
+    assert x._version == v
+    assert int((x != y).sum()) >= 3
+    assert torch.equal(x.flatten().sort()[0], y.flatten().sort()[0])
+    z = torch.randint(0, 10, (40, 50))
+    apply_changes([z], plan_changes([z], gen, True) + plan_changes([z], gen, False))
+    assert z._version == 0 and 0 <= int(z.min()) and int(z.max()) < 10
 
 
 CONV_LISTED = [dict(zip(("N", "C_in", "C_out", "H", "W"), v)) for v in

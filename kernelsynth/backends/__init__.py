@@ -120,6 +120,17 @@ class Backend:
 
         return own_kernel_names(module, None, extension_libraries(modules_before, module))
 
+    def counts_launches(self, module, modules_before: set) -> bool:
+        """Are all of this candidate's kernel launches counted by the census
+        (:func:`kernelsynth.verify.census.install_watch`: Triton launches)? Then a verified call
+        that launched none computed its answer with library operators (VERIFICATION.md rule 14).
+        Here: True unless a torch extension is loaded in the process (the candidate's, or an
+        earlier job's that it may reuse: their launches are not counted); ``modules_before`` is
+        not needed for that."""
+        from .cuda import extension_libraries
+
+        return not extension_libraries(set(), module)
+
 
 _REGISTERED: Dict[str, Backend] = {}
 _SOURCES: Dict[str, str] = {}

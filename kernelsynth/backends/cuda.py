@@ -396,6 +396,10 @@ class CudaBackend(Backend):
         """:meth:`RawKernelModel.compile_stats`: registers, local memory, NVRTC seconds."""
         return model.compile_stats()
 
+    def counts_launches(self, module, modules_before):
+        """Its NVRTC launches are not counted by the census (they pass no Triton hook)."""
+        return False
+
     def own_kernels(self, module, candidate, modules_before):
         """Its own kernel is the NVRTC kernel the launch block names (an ``extern "C"`` name)."""
         from ..verify.census import own_kernel_names

@@ -590,8 +590,9 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
 
 def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
     """Flags integer inputs that the reference cannot take changed the way the harness's
-    partial-staleness check changes them (VERIFICATION.md rule 10: ``x + 1234567`` for 4- and
-    8-byte integers, ``x + 77`` otherwise): tried on the CPU at ``shape``."""
+    partial-staleness check changes them (VERIFICATION.md rule 10: the harness's own
+    :func:`~kernelsynth.verify.inputs.plan_changes` and :func:`~kernelsynth.verify.inputs.plan_permutation`,
+    which keep integers inside the range the tensor holds): tried on the CPU at ``shape``."""
     vals = dict(base_values)
     for d in dims:
         vals.update(d.values(shape[d.name]))
@@ -600,9 +601,12 @@ def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
             and x.dtype != torch.bool and x.numel()]
     if not ints:
         return
+    from ..verify.inputs import apply_changes, plan_changes, plan_permutation
+
     changed = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-    for i in ints:
-        changed[i].view(-1)[0] += 1234567 if changed[i].element_size() >= 4 else 77
+    gen = torch.Generator().manual_seed(1)
+    apply_changes(changed, plan_changes(changed, gen, False) + plan_changes(changed, gen, True))
+    apply_changes(changed, plan_permutation(changed, gen))
     ns = src.namespace(vals)
     torch.manual_seed(42)
     model = ns["Model"](*ns["get_init_inputs"]()).eval()
@@ -614,9 +618,8 @@ def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
         rep.decide("integer inputs", f"inputs {ints} keep their dtype", f"the reference rejects them changed as the "
                    f"partial-staleness check changes them ({msg})")
         rep.flag("staleness-check-breaks", f"integer inputs {ints} (class targets, indices): the harness's "
-                 "partial-staleness check (VERIFICATION.md rule 10) writes x + 1234567 into one element, which the "
-                 f"reference rejects ({msg}); every candidate then fails on the CPU and GPU alike until that check keeps "
-                 "integer inputs in their range (an engine change)")
+                 f"partial-staleness check (VERIFICATION.md rule 10) changes them, which the reference rejects ({msg}); "
+                 "every candidate then fails on the CPU and GPU alike")
     else:
         rep.decide("integer inputs", f"inputs {ints} keep their dtype", "the reference accepts them changed as the "
                    "partial-staleness check changes them")

@@ -30,6 +30,7 @@ from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns
 from ..hardware import Hardware, ceiling_lines, load_or_measure_ceilings
 from ..errors import UserError
+from ..tolerance import op_class
 from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops
@@ -140,7 +141,8 @@ class Exploration:
                     warmup_ms=self.warmup_ms, rep_ms=self.rep_ms, timing_repeats=self.timing_repeats,
                     device=hw.device, arch=hw.arch, reference_ops=spec.reference_ops, interface=spec.interface,
                     fresh_worker=self.fresh_worker == "always" or e.role == "external",
-                    cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype))
+                    cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype),
+                    data_movement=op_class(spec.category) == "data_movement")
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,

@@ -34,13 +34,15 @@ _EXPORTS = {
               "thread_ids", "check_no_new_threads"),
     "poison": ("poison_value", "PoisonEmpty", "poison_allocator", "call_poisoned"),
     "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes",
-               "apply_changes"),
+               "plan_permutation", "apply_changes"),
     "comparison": ("_bits", "shares_storage", "describe_mismatch", "layout_mismatch", "compare", "run_reference",
                    "outputs_agree", "check_inputs_untouched", "check_earlier_output"),
     "transport": ("DIGEST_MAX_BYTES", "audit_key", "parse_audit_key", "digest", "tensor_of"),
     "params": ("RANDOM_FILLS", "build_seed", "PerturbDraws"),
     "census": ("LAYOUT_OPS", "op_name", "library_calls", "RecordAtenOps", "aten_ops_of", "kernel_base_name",
-               "own_kernel_names", "kernel_census"),
+               "own_kernel_names", "kernel_census", "Census", "install_watch", "watching", "thread_starts",
+               "triton_launches", "profiled_ops", "profiled_library_calls", "PROFILED_LAYOUT", "COPY_OPS",
+               "unlaunched_kernels"),
     "protocol": ("VerifyPolicy", "VerificationReport", "verify", "recheck_after_settling", "check_repeat_and_fresh"),
 }
 

@@ -21,8 +21,9 @@ Two views of one candidate:
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -105,12 +106,15 @@ def own_kernel_names(module=None, raw_kernel: Optional[str] = None, libraries: S
     ``@triton.jit`` functions of its module (autotuner and heuristics wrappers unwrapped; a Triton
     kernel is launched under its function's name), the NVRTC kernel of a raw CUDA candidate
     (``raw_kernel``, an ``extern "C"`` name), and kernels whose identifier appears in one of the
-    shared ``libraries`` it built (torch extensions: their mangled names hold the identifier)."""
-    names = set()
+    shared ``libraries`` it built (torch extensions: their mangled names hold the identifier).
+    The predicate's ``triton_names`` attribute lists the Triton ones, which :func:`kernel_census`
+    also matches by launch count."""
+    names, triton_names = set(), set()
     if module is not None:
         from ..backends.triton import _jit_functions
 
-        names |= {fn.__name__ for fn in _jit_functions(module)}
+        triton_names = {fn.__name__ for fn in _jit_functions(module)}
+        names |= triton_names
     if raw_kernel:
         names.add(raw_kernel)
     blobs = []
@@ -124,25 +128,46 @@ def own_kernel_names(module=None, raw_kernel: Optional[str] = None, libraries: S
         base = kernel_base_name(kernel)
         return base in names or (bool(base) and any(base.encode() in b for b in blobs))
 
+    is_own.triton_names = frozenset(triton_names)  # matched by launch counts too (kernel_census)
     return is_own
 
 
 def kernel_census(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device, is_own: Callable,
-                  reference_ops: Sequence[str] = ()):
+                  reference_ops: Sequence[str] = (), ops: Optional[set] = None):
     """Profile one call of ``candidate`` (``torch.profiler``, CPU and CUDA activity) and return
     ``(output, foreign)``: ``foreign`` is the sorted list of ``"kernel (under op)"`` strings for
     every kernel launched inside a library operator (an operator chain with one not in
     :data:`LAYOUT_OPS`, or among ``reference_ops``) and ``"kernel"`` for every kernel launched
     outside any operator that ``is_own`` does not recognise; None when the profiler recorded no
-    device activity at all (CUPTI unavailable), so nothing can be said."""
+    device activity at all (CUPTI unavailable), so nothing can be said.
+
+    Own Triton kernels are matched by identity, not by name alone: a kernel named after one of
+    the candidate's ``@triton.jit`` functions (``is_own.triton_names``) counts as its own only as
+    many times as its Triton code launched a kernel of that name during the call
+    (``JITFunction.run``, counted by :func:`install_watch`); launches beyond that (a library's
+    kernel under a name the candidate gave a placeholder function) are foreign. ``ops``: a set
+    that receives the census names of the CPU operators the profiler recorded (at any depth:
+    :func:`profiled_library_calls` judges them). A Python thread started during the call fails
+    it (VerificationFailure, rule 11)."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
+    from .failures import VerificationFailure
+
     with torch.no_grad(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        launched_before, starts_before = triton_launches(), thread_starts()  # the call's, not the profiler's
         out = candidate(*inputs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
+        started = thread_starts() - starts_before
+    if started:
+        raise VerificationFailure("a thread was started during the profiled call (kernel census): threads are not "
+                                  "allowed (VERIFICATION.md rule 11)")
+    launched = {kernel_base_name(k): n - launched_before.get(k, 0) for k, n in triton_launches().items()}
     events = list(prof.events())
+    if ops is not None:
+        ops.update(e.name.removeprefix("aten::") for e in events
+                   if e.device_type == DeviceType.CPU and "::" in e.name)
     device_names = [e.name for e in events if e.device_type == DeviceType.CUDA]
     if not device_names:
         return out, None
@@ -169,4 +194,252 @@ def kernel_census(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
     for name in device_names:
         if name not in linked and not _COPY_ACTIVITY.match(name) and not is_own(name):
             foreign.add(kernel_base_name(name))
+    foreign |= set(unlaunched_kernels(device_names, getattr(is_own, "triton_names", frozenset()), launched))
     return out, sorted(foreign)
+
+
+def unlaunched_kernels(device_names: Sequence[str], triton_names: Iterable[str], launched: Dict[str, int]) -> List[str]:
+    """The identity check of :func:`kernel_census`: for every name of ``triton_names`` (the
+    candidate's ``@triton.jit`` functions), the profiled kernels of that name (``device_names``,
+    one entry per kernel run) beyond the launches its Triton code made (``launched``: ``{name:
+    count}``), as ``"name (ran Nx, launched Kx by the candidate's Triton code)"`` strings, sorted.
+    A library kernel given the name of a placeholder function shows up here."""
+    names = set(triton_names)
+    seen: Dict[str, int] = {}
+    for name in device_names:
+        base = kernel_base_name(name)
+        if base in names:
+            seen[base] = seen.get(base, 0) + 1
+    return sorted(f"{b} (ran {n}x, launched {launched.get(b, 0)}x by the candidate's Triton code)"
+                  for b, n in seen.items() if n > launched.get(b, 0))
+
+
+# ------------------------------------------------------------- doors the dispatch mode misses
+
+class Census(set):
+    """The census names (:func:`op_name`) of the operators a job's verified calls dispatched (a
+    set), and what :func:`watching` saw around those calls besides: ``host:<door>`` entries for
+    the task's data taken to the host (``Tensor.numpy``, ``__array__``, ``__dlpack__``,
+    ``tolist``, ``torch.from_numpy``, ``from_dlpack``, ``frombuffer``: numpy arithmetic never
+    reaches the dispatcher), ``<op>(input)`` entries for a copy of an input when ``movement``
+    (a data-movement task: copying an input there is the task's whole work, VERIFICATION.md
+    rule 14), and the counts ``calls`` / ``calls_without_launch`` (verified calls that launched
+    no Triton kernel: :func:`install_watch` counts the launches)."""
+
+    def __init__(self, movement: bool = False):
+        super().__init__()
+        self.movement = movement
+        self.calls = 0
+        self.calls_without_launch = 0
+        self.input_storages: frozenset = frozenset()
+
+
+#: The Census of the verified call now running (None: none); ``launches``: Triton launches so far
+#: (``{kernel name: count}``); ``in_launch``: depth of interpreter launches (their own storage
+#: copies are not the candidate's); ``threads``: Python thread starts so far.
+_STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0}
+#: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
+COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
+_HOST_DOORS = ("numpy", "__array__", "__dlpack__", "tolist")
+_INSTALLED = []
+
+
+def _note_host(door: str) -> None:
+    census = _STATE["census"]
+    if census is not None and not _STATE["in_launch"]:
+        census.add(f"host:{door}")
+
+
+def _wrap(owner, attr: str, make) -> None:
+    original = getattr(owner, attr, None)
+    if original is not None and not getattr(original, "_kernelsynth_watch", False):
+        wrapped = make(original)
+        wrapped._kernelsynth_watch = True
+        wrapped.__name__ = getattr(original, "__name__", attr)
+        setattr(owner, attr, wrapped)
+
+
+def install_watch() -> None:
+    """Install, once per process (a worker, before the candidate is imported), the counters the
+    census reads around a verified call (:func:`watching`):
+
+    * Python thread starts (``_thread.start_new_thread``, ``threading._start_new_thread`` and the
+      ``start_joinable_thread`` of newer Pythons): a dispatch mode is thread-local, and a thread
+      started and joined inside ``forward`` hides its operators from it (rule 11 refuses it);
+    * the host doors of :class:`Census` (``torch.Tensor`` methods and ``torch`` functions);
+    * Triton launches: ``JITFunction.run`` (a GPU launch, counted under the function's name, for
+      the identity check of :func:`kernel_census`) and the interpreter's ``GridExecutor``;
+      inside them and inside ``Autotuner.run``/``Heuristics.run``, host doors and copies are
+      Triton's own (autotuning's timer, its argument copies) and are not recorded.
+
+    Each wrapper only counts and calls the original. The ``_thread``/``threading`` modules and
+    ``JITFunction`` are guarded namespaces (:data:`kernelsynth.verify.guard.GUARDED`)."""
+    if _INSTALLED:
+        return
+    _INSTALLED.append(True)
+    import _thread
+    import threading
+
+    def thread_start(original):
+        def start(*a, **k):
+            _STATE["threads"] += 1
+            return original(*a, **k)
+        return start
+
+    for owner, attr in ((_thread, "start_new_thread"), (_thread, "start_joinable_thread"),
+                        (threading, "_start_new_thread"), (threading, "_start_joinable_thread")):
+        _wrap(owner, attr, thread_start)
+
+    def host(door):
+        def make(original):
+            def method(*a, **k):
+                _note_host(door)
+                return original(*a, **k)
+            return method
+        return make
+
+    for door in _HOST_DOORS:
+        _wrap(torch.Tensor, door, host(door))
+    for door in ("from_numpy", "from_dlpack", "frombuffer"):
+        _wrap(torch, door, host(door))
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return
+
+    def run(original):
+        def launch(self, *a, **k):
+            _STATE["in_launch"] += 1
+            try:
+                kernel = original(self, *a, **k)
+            finally:
+                _STATE["in_launch"] -= 1
+            if not k.get("warmup"):  # the function's name: the kernel Triton compiles is named after it
+                name = getattr(self, "__name__", None) or getattr(kernel, "name", "?")
+                _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
+            return kernel
+        return launch
+
+    def inside(original):  # Triton's own work around launches (autotuning: do_bench's tolist, arg copies)
+        def call(self, *a, **k):
+            _STATE["in_launch"] += 1
+            try:
+                return original(self, *a, **k)
+            finally:
+                _STATE["in_launch"] -= 1
+        return call
+
+    _wrap(JITFunction, "run", run)
+    try:
+        from triton.runtime.autotuner import Autotuner, Heuristics
+    except ImportError:
+        pass
+    else:
+        _wrap(Autotuner, "run", inside)
+        _wrap(Heuristics, "run", inside)
+    try:
+        from triton.runtime.interpreter import GridExecutor
+    except ImportError:
+        return
+
+    def grid_call(original):
+        def call(self, *a, **k):
+            _STATE["in_launch"] += 1
+            try:
+                return original(self, *a, **k)
+            finally:
+                _STATE["in_launch"] -= 1
+                name = getattr(self.fn, "__name__", "?")
+                _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
+        return call
+
+    _wrap(GridExecutor, "__call__", grid_call)
+
+
+def thread_starts() -> int:
+    """Python threads started in this process since :func:`install_watch` (0 before it)."""
+    return _STATE["threads"]
+
+
+def triton_launches() -> Dict[str, int]:
+    """A copy of ``{kernel name: launches}`` counted since :func:`install_watch`."""
+    return dict(_STATE["launches"])
+
+
+@contextmanager
+def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
+    """Around one verified call: route the host-door and copy records to ``census`` (a
+    :class:`Census`, or a plain set of names), count the call and whether it launched a Triton
+    kernel (a :class:`Census` only). Yields ``(starts)``: a callable giving the
+    number of Python threads started since the call began."""
+    before_threads, before_launches = _STATE["threads"], sum(_STATE["launches"].values())
+    previous = _STATE["census"]
+    full = isinstance(census, Census)  # a plain set receives the names only
+    if full:
+        census.input_storages = frozenset(x.untyped_storage().data_ptr() for x in inputs
+                                          if isinstance(x, torch.Tensor))
+    if census is not None:
+        _STATE["census"] = census
+    try:
+        yield lambda: _STATE["threads"] - before_threads
+    finally:
+        _STATE["census"] = previous
+        if full:
+            census.calls += 1
+            if sum(_STATE["launches"].values()) == before_launches:
+                census.calls_without_launch += 1
+
+
+def note_copy(census, name: str, args) -> None:
+    """Record ``<name>(input)`` in ``census`` when it is a data-movement census
+    (:attr:`Census.movement`) and the copying operator ``name`` (:data:`COPY_OPS`) reads an
+    input's storage (outside an interpreter launch, whose own copies are the interpreter's)."""
+    if not getattr(census, "movement", False) or name not in COPY_OPS or _STATE["in_launch"]:
+        return
+    src = args[1] if name == "copy_" and len(args) > 1 else (args[0] if args else None)
+    if isinstance(src, torch.Tensor) and src.untyped_storage().data_ptr() in census.input_storages:
+        census.add(f"{name}(input)")
+
+
+#: Composite operators (never seen by a dispatch mode, recorded by the profiler around their
+#: parts) that do no arithmetic: their parts are judged one by one.
+PROFILED_LAYOUT = frozenset({
+    "to", "contiguous", "reshape", "flatten", "pad", "type_as", "expand_as", "view_as", "resolve_conj",
+    "resolve_neg", "lift_fresh", "detach", "alias", "squeeze", "unsqueeze", "t", "numpy_T", "chunk", "split",
+    "unbind", "narrow", "movedim", "moveaxis", "swapaxes", "swapdims", "unflatten", "empty_like", "zeros_like",
+    "ones_like", "full_like", "new_zeros", "new_ones", "new_full", "_nnpack_available", "item",
+    "_local_scalar_dense", "is_nonzero", "align_tensors", "broadcast_to", "expand", "fill_", "zero_", "detach_",
+    "as_strided_", "mT", "mH", "T", "H", "adjoint", "matrix_H", "expand_copy", "view_as_real", "view_as_complex",
+})
+
+
+def profiled_ops(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device):
+    """One call of ``candidate`` under ``torch.profiler`` (CPU activity): ``(output, ops)``, ``ops``
+    the sorted census names of every operator RecordFunction saw, at any depth (``aten::``
+    stripped, other namespaces kept). RecordFunction runs below the dispatcher's Python key, so
+    operators hidden from dispatch modes (``_ExcludeDispatchKeyGuard`` of the Python key,
+    ``_disable_current_modes``) and those of torch's own worker threads (``torch.jit._fork``)
+    are recorded; operators of another Python thread are not, so a Python thread started during
+    the call fails it (VerificationFailure, rule 11)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from .failures import VerificationFailure
+
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        starts_before = thread_starts()
+        out = candidate(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        started = thread_starts() - starts_before
+    if started:
+        raise VerificationFailure("a thread was started during the profiled call (census): threads are not "
+                                  "allowed (VERIFICATION.md rule 11)")
+    names = {e.name for e in prof.events() if "::" in e.name}
+    return out, sorted(n.removeprefix("aten::") for n in names)
+
+
+def profiled_library_calls(ops: Iterable[str], reference_ops: Sequence[str] = ()) -> List[str]:
+    """The operators of :func:`profiled_ops` that do arithmetic: :func:`library_calls` with the
+    composite layout operators of :data:`PROFILED_LAYOUT` allowed too."""
+    ref = set(reference_ops or ())
+    return sorted(o for o in set(ops) if (o not in LAYOUT_OPS and o not in PROFILED_LAYOUT) or o in ref)

@@ -26,7 +26,10 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "kernelsynth.verify.transport", "kernelsynth.verify.census", "kernelsynth.verify.params",
            "kernelsynth.verify.protocol", "kernelsynth.verify.precision", "kernelsynth.interpreter",
            "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
-           "builtins", "time", "os", "posix", "signal")
+           "builtins", "time", "os", "posix", "signal",
+           # the census's counters (kernelsynth.verify.census.install_watch): thread starts, Triton launches
+           "_thread", "threading", "triton.runtime.jit.JITFunction", "triton.runtime.interpreter.GridExecutor",
+           "triton.runtime.autotuner.Autotuner", "triton.runtime.autotuner.Heuristics")
 
 
 def _namespace(name: str):
@@ -40,6 +43,11 @@ def _namespace(name: str):
         return torch.nn.Module
     if name in _EXTRA_GUARDED:
         return _EXTRA_GUARDED[name]
+    if name.startswith("triton.runtime.") and name.rsplit(".", 1)[1][:1].isupper():  # a class
+        try:
+            return getattr(importlib.import_module(name.rsplit(".", 1)[0]), name.rsplit(".", 1)[1])
+        except (ImportError, AttributeError):
+            return None
     try:
         return importlib.import_module(name)
     except ImportError:

@@ -34,10 +34,13 @@ def shape_label(shape: Dict[str, int]) -> str:
 def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,
                  device: torch.device, special_values: bool):
     """The inputs of trial ``t`` of shape number ``si`` and the generator that made them (it goes
-    on to draw the staleness check's fresh values). Deterministic: the independent reference
-    process (:func:`kernelsynth.jobs.oracle`) rebuilds the same inputs bit for bit."""
+    on to draw the staleness check's fresh values). Trial 1 draws trial 0's inputs again (its
+    modules get other parameters, VERIFICATION.md rule 21: an output memo keyed on the input
+    alone is stale there); for ``special_values`` its edge values are planted on top.
+    Deterministic: the independent reference process (:func:`kernelsynth.jobs.oracle`) rebuilds
+    the same inputs bit for bit."""
     label = shape_label(shape)
-    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, t, label))
+    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, 0 if t == 1 else t, label))
     inputs = list(get_inputs(shape, dtype, device, gen))
     if special_values and t == 1:
         inputs = [plant_special_values(x, gen) for x in inputs]
@@ -76,7 +79,8 @@ def plan_changes(inputs, gen: torch.Generator, region: bool):
     rule 10): for every tensor input, one element (``region`` False) or a run of consecutive
     elements (``region`` True: 1/64 of the tensor, 2 to 4096 elements) at a position drawn from
     ``gen``, each given a value far from its old one (floats: ``-x - 3 sign(x)``, 3 for a zero;
-    ints: ``x + 1234567`` wrapping; bools: negated). Returns ``[(input index, flat indices, values)]``
+    bools: negated; ints: another value inside the range ``[min, max]`` the tensor already holds,
+    so class indices and embedding ids stay valid). Returns ``[(input index, flat indices, values)]``
     for :func:`apply_changes`; drawing it before a timed loop keeps the loop's own work to a copy."""
     changes = []
     for i, x in enumerate(inputs):
@@ -93,17 +97,52 @@ def plan_changes(inputs, gen: torch.Generator, region: bool):
             o = old.double()
             new = torch.where(o == 0, 3.0, -o - 3.0 * torch.sign(o)).to(x.dtype)
             new = torch.where(torch.isfinite(o), new, torch.zeros_like(new))
-        else:
-            new = old + 1234567 if x.element_size() >= 4 else old + 77
+        else:  # a step of 1 + (span // 2) inside [lo, hi], wrapping there: different when lo < hi
+            flat = x.reshape(-1)
+            lo, hi = int(flat.min()), int(flat.max())
+            span = hi - lo + 1
+            new = (lo + (old.long() - lo + 1 + span // 2) % span).to(x.dtype) if span > 1 else old.clone()
         changes.append((i, idx, new))
     return changes
 
 
+def plan_permutation(inputs, gen: torch.Generator):
+    """A partial-staleness change that keeps every value of the input, only moves some
+    (VERIFICATION.md rule 10): for every tensor input of 2+ elements, a run of consecutive
+    elements (1/64 of the tensor, 2 to 4096) rotated by one place, and one element swapped with
+    the element of the most distant value (so the swap changes something whenever the tensor
+    holds two values). Sums, sums of ``|x|``, the maximum and the sorted values all stay as
+    they were: a memo keyed on such fingerprints is stale. The values stay in the input's
+    domain (indices stay valid). Same return form as :func:`plan_changes`."""
+    changes = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or x.numel() < 2:
+            continue
+        n, flat = x.numel(), x.reshape(-1)
+        k = min(n, max(2, min(4096, n // 64)))
+        start = int(torch.randint(0, n - k + 1, (1,), generator=gen, device=x.device).item())
+        idx = torch.arange(start, start + k, device=x.device)
+        vals = flat[idx.roll(1)]
+        # one swap outside the run: element a with the element whose value is farthest from it
+        outside = torch.cat([torch.arange(0, start, device=x.device), torch.arange(start + k, n, device=x.device)])
+        if outside.numel() >= 2:
+            a = outside[int(torch.randint(0, outside.numel(), (1,), generator=gen, device=x.device).item())]
+            dist = (flat[outside].double() - flat[a].double()).abs().nan_to_num(nan=-1.0)
+            b = outside[int(dist.argmax())]
+            if int(a) != int(b):
+                idx = torch.cat([idx, torch.stack([a, b])])
+                vals = torch.cat([vals, torch.stack([flat[b], flat[a]])])
+        changes.append((i, idx, vals))
+    return changes
+
+
 def apply_changes(inputs, changes) -> None:
-    """Write the values of :func:`plan_changes` into ``inputs`` (in place; contiguous tensors, or
-    through a reshaped copy written back)."""
+    """Write the values of :func:`plan_changes` or :func:`plan_permutation` into ``inputs`` in
+    place, through ``Tensor.data``: the write does not bump the input's version counter
+    (``x._version``), so a memo keyed on the data pointer and the version is stale (contiguous
+    tensors; others through a reshaped copy written back the same way)."""
     for i, idx, vals in changes:
-        x = inputs[i]
+        x = inputs[i].data  # shares the storage, not the version counter
         if x.is_contiguous():
             x.view(-1)[idx] = vals
         else:

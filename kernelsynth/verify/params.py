@@ -1,15 +1,20 @@
-"""Parameters are inputs (VERIFICATION.md rule 21): the seeds and the small perturbation the
+"""Parameters are inputs (VERIFICATION.md rule 21): the seeds and the small perturbations the
 reference module and the candidate of each trial are built with. Runs in a worker and in the
 independent reference process (:func:`kernelsynth.jobs.oracle`).
 
 Every trial builds both modules after ``torch.manual_seed(param_seed(...))``
 (:func:`kernelsynth.verify.inputs.param_seed`), so an answer cached across instances -- keyed on
-the shapes, the class, the constructor arguments -- is stale on the next trial. Trial 1 of each
-listed shape reuses trial 0's seed and builds both modules under :class:`PerturbDraws`: the
-parameters are trial 0's except one element of every tensor the constructor fills at random.
-A cache keyed on a few sampled weights then hands back trial 0's prepared weights, which are
-wrong for trial 1. Preparing weights at construction (packing, transposing, casting) stays
-legitimate: the perturbation happens while the module draws its parameters, before it prepares them.
+the shapes, the class, the constructor arguments -- is stale on the next trial. Trials 1 and 2 of
+each listed shape reuse trial 0's seed and build both modules under :class:`PerturbDraws`: the
+parameters are trial 0's except for a small change of the first tensor the constructor fills at
+random (the weight of a layer). Trial 1 swaps two elements (``"swap"``: the sums, the maximum and the sorted values of
+every tensor stay as they were) and gets trial 0's inputs too
+(:func:`kernelsynth.verify.inputs.trial_inputs`), so an output memo keyed on the input alone
+hands back trial 0's answer; trial 2 moves one element to a value strictly inside the tensor's
+range (``"inside"``: the maximum stays). A cache keyed on sums, extrema or a few sampled weights
+then hands back trial 0's prepared weights, which are wrong. Preparing weights at construction
+(packing, transposing, casting) stays legitimate: the perturbation happens while the module
+draws its parameters, before it prepares them.
 """
 
 from __future__ import annotations
@@ -30,23 +35,34 @@ RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "expon
 
 def build_seed(seed: int, group: str, si: int, t: int):
     """``(torch seed, perturb)`` for the modules of trial ``t`` of shape ``si`` of ``group``:
-    trial 1 of a listed shape reuses trial 0's seed with the perturbation; every other trial
-    gets its own seed."""
-    if group == "listed" and t == 1:
-        return param_seed(seed, group, si, 0), True
-    return param_seed(seed, group, si, t), False
+    trials 1 and 2 of a listed shape reuse trial 0's seed with the perturbation ``"swap"`` and
+    ``"inside"`` (:class:`PerturbDraws`); every other trial gets its own seed and ``None``."""
+    if group == "listed" and t in (1, 2):
+        return param_seed(seed, group, si, 0), ("swap", "inside")[t - 1]
+    return param_seed(seed, group, si, t), None
 
 
 class PerturbDraws(TorchDispatchMode):
-    """While a module is constructed, change one element of every tensor a random fill produces
-    (:data:`RANDOM_FILLS`): the element at a position drawn from ``(seed, draw number)`` gets
-    ``-x - 2 sign(x) max|t|`` (``2 max|t|`` for a zero), far from its old value but within a few
-    times the tensor's range. Deterministic in the order of the draws, so a reference and a
-    candidate that draw their parameters the same way (KernelBench's convention) are perturbed alike."""
+    """While a module is constructed, change the first tensor a random fill produces
+    (:data:`RANDOM_FILLS`, floating dtypes, contiguous: usually the weight, the tensor a
+    candidate prepares) at a position drawn from ``seed``; the other draws stay as drawn, so a
+    fingerprint over several tensors (weight samples and bias ends) still matches on them:
 
-    def __init__(self, seed: int):
+    * ``kind="swap"``: the element at a drawn position trades places with the element whose
+      value is farthest from it (a permutation: sums, sums of squares, the maximum and the sorted
+      values of the tensor are unchanged, the module's output is not);
+    * ``kind="inside"``: the element at a drawn position becomes ``-x/2`` (``max|t|/2`` for a
+      zero): a new value strictly inside ``(-max|t|, max|t|)``, so the maximum stays.
+
+    Deterministic in the order of the draws, so a reference and a candidate that draw their
+    parameters the same way (KernelBench's convention) are perturbed alike. A first tensor of one
+    element is left as drawn by ``"swap"``."""
+
+    def __init__(self, seed: int, kind: str = "swap"):
         super().__init__()
-        self.seed, self.draws = seed, 0
+        if kind not in ("swap", "inside"):
+            raise ValueError(f"kind must be 'swap' or 'inside', got {kind!r}")
+        self.seed, self.kind, self.draws = seed, kind, 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -54,10 +70,15 @@ class PerturbDraws(TorchDispatchMode):
                 and out.dtype.is_floating_point:
             rng = random.Random(f"{self.seed}:{self.draws}")
             self.draws += 1
-            flat = out.view(-1) if out.is_contiguous() else None
+            flat = out.view(-1) if out.is_contiguous() and self.draws == 1 else None
             if flat is not None:
                 i = rng.randrange(out.numel())
                 x = float(flat[i])
-                scale = float(out.abs().max()) or 1.0
-                flat[i] = -x - 2.0 * scale * (1.0 if x >= 0 else -1.0)
+                if self.kind == "swap":
+                    j = int((flat.double() - x).abs().argmax())
+                    if j != i:
+                        y = float(flat[j])
+                        flat[i], flat[j] = y, x
+                else:
+                    flat[i] = -x / 2 if x != 0 else float(out.abs().max()) / 2
         return out

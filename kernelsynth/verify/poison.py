@@ -10,7 +10,8 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .census import op_name
+from .census import note_copy, op_name, watching
+from .failures import VerificationFailure
 from .guard import check_no_new_threads
 
 #: aten operators that return uninitialised memory. Every route to them -- ``torch.empty*``,
@@ -47,6 +48,7 @@ class PoisonEmpty(TorchDispatchMode):
         name = func.overloadpacket.__name__
         if self.ops is not None:
             self.ops.add(op_name(func))
+            note_copy(self.ops, name, args)
         before = args[0].numel() if name == "resize_" and isinstance(args[0], torch.Tensor) else None
         out = func(*args, **(kwargs or {}))
         if isinstance(out, torch.Tensor) and out.numel():
@@ -73,13 +75,21 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
     synchronises the device. Baselines run without the mode (torch.compile traces it).
     With ``threads_before``, a thread started by the candidate and still alive fails it
     (:func:`kernelsynth.verify.guard.check_no_new_threads`). ``ops``: a set receiving the names of
-    the operators the call dispatches (with ``poison_empty`` only: :class:`PoisonEmpty` records them)."""
+    the operators the call dispatches (with ``poison_empty`` only: :class:`PoisonEmpty` records them);
+    a :class:`~kernelsynth.verify.census.Census` also receives what
+    :func:`~kernelsynth.verify.census.watching` sees (host doors, copies of inputs, launches).
+    With ``threads_before``, a Python thread started during the call (even one joined before it
+    returned) fails it too: the dispatch mode that takes the census is thread-local."""
     nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
     poison_allocator(2 * nbytes, device)
-    with torch.no_grad(), (PoisonEmpty(ops) if poison_empty else contextlib.nullcontext()):
-        out = candidate(*inputs)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    with watching(ops, inputs) as started:
+        with torch.no_grad(), (PoisonEmpty(ops) if poison_empty else contextlib.nullcontext()):
+            out = candidate(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
     if threads_before is not None:
         check_no_new_threads(threads_before)
+        if started():
+            raise VerificationFailure(f"{started()} thread(s) started during the call: work in another thread is "
+                                      "hidden from the census (threads are not allowed, VERIFICATION.md rule 11)")
     return out

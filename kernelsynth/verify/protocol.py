@@ -13,7 +13,7 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import apply_changes, plan_changes, shape_label, trial_inputs
+from .inputs import apply_changes, plan_changes, plan_permutation, shape_label, trial_inputs
 from .poison import call_poisoned
 from .precision import HonestReferences, PrecisionMeter
 from .transport import audit_key, digest
@@ -183,6 +183,13 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        (:func:`~kernelsynth.verify.inputs.plan_changes`) and called again: the output must follow
        (no answer memoised on a few sampled elements; one call for both changes keeps the cost
        of the check to one call per shape).
+    4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
+       sums, maximum and sorted values unchanged) and called again: the output must follow (no
+       answer memoised on sums or other symmetric fingerprints of the input).
+
+    The changes of steps 3 and 4 are written through ``Tensor.data``
+    (:func:`~kernelsynth.verify.inputs.apply_changes`), so the input's version counter does not
+    move: a memo keyed on the data pointer and ``x._version`` is stale there.
     """
     comparison, tol, device, bound = policy.comparison, policy.tol, policy.device, policy.determinism_tol
     first = out.detach().clone()
@@ -217,5 +224,15 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after one element and a small region of the input changed in "
                                   f"place, {e}") from None
+    check_earlier_output(previous, latest)
+    previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
+    apply_changes(inputs, plan_permutation(inputs, gen))
+    moved = [x.clone() for x in inputs]
+    latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
+    try:
+        compare(latest, run_reference(ref_model, moved, comparison, policy.dtype), comparison, tol, out_dtype)
+    except VerificationFailure as e:
+        raise VerificationFailure(f"stale answer: after values of the input were moved in place (a region rotated, "
+                                  f"two elements swapped: same sums), {e}") from None
     check_earlier_output(previous, latest)
     return latest
