@@ -32,7 +32,8 @@ from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .verify.precision import HonestReferences, trial_sums
 from .verify import (Census, PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
-                     check_integrity, check_no_new_threads, compare, digest, guard_also, integrity_snapshot,
+                     apply_rolling, check_integrity, check_no_new_threads, compare, digest, guard_also,
+                     integrity_snapshot, plan_rolling,
                      install_watch, kernel_census, library_calls, profiled_library_calls, profiled_ops,
                      parse_audit_key, plan_changes, process_fingerprint, recheck_after_settling, run_reference,
                      shape_label, thread_ids, trial_inputs, trial_seed, verify)
@@ -438,10 +439,13 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
     again at the end). Right before that probe call, one element and a small region of every input
-    are changed in place (:func:`kernelsynth.verify.inputs.plan_changes`, drawn before timing):
-    the probe's and the last call's outputs must follow them (VERIFICATION.md rules 10 and 15).
-    The probe's clone and the change cost one copy and a few tiny writes inside one of hundreds
-    of repetitions.
+    are changed in place (:func:`kernelsynth.verify.inputs.plan_changes`, drawn before timing),
+    and before every timed call one element of every input gets a new value
+    (:func:`kernelsynth.verify.inputs.plan_rolling`): no two timed calls see the same input, so an
+    answer memoised on the whole input is never a hit. These writes run before the L2 clear,
+    outside the timed region (:func:`kernelsynth.timing.bench`). The probe's and the last call's
+    outputs must follow them, each against the reference of the input it was given (VERIFICATION.md
+    rules 10 and 15).
 
     ``is_own``: the candidate's own-kernel predicate (:meth:`kernelsynth.backends.Backend.own_kernels`);
     on a GPU one more call then runs under ``torch.profiler``
@@ -452,23 +456,32 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     dtype, device = policy.dtype, policy.device
     gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "timing"))
     inputs = list(ref_mod.get_inputs(p.timing_shape, dtype, device, gen))
-    pristine = [x.clone() for x in inputs]
+    shadow = [x.clone() for x in inputs]  # what the inputs should hold: the harness's own copy
     changes = plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True)
-    last, probe = [None], {"n": 0, "at": 3 + trial_seed(p.seed, "timed-probe") % 40, "out": None}
+    rolling = plan_rolling(inputs, gen)
+    last, probe = [None], {"n": 0, "at": 3 + trial_seed(p.seed, "timed-probe") % 40, "out": None, "state": None}
+    step = [0]
 
-    def call():  # besides the last one, one timed call at a seeded index is kept and checked
+    def before():  # untimed: every call sees a new input (rule 15); the probe's also the changes
         if probe["n"] + 1 == probe["at"]:
             apply_changes(inputs, changes)
+            apply_changes(shadow, changes)
+        apply_rolling(inputs, rolling, step[0])
+        apply_rolling(shadow, rolling, step[0])
+        step[0] += 1
+        if probe["n"] + 1 == probe["at"]:
+            probe["state"] = [x.clone() for x in shadow]
+
+    def call():  # besides the last one, one timed call at a seeded index is kept and checked
         last[0] = model(*inputs)
         probe["n"] += 1
         if probe["n"] == probe["at"] and isinstance(last[0], torch.Tensor):
             probe["out"] = last[0].clone()
 
     with torch.no_grad():
-        t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats)
-        if probe["n"] >= probe["at"]:
-            apply_changes(pristine, changes)
-        ref = run_reference(ref_model, pristine, p.comparison, dtype)
+        t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats, before=before)
+        ref = run_reference(ref_model, shadow, p.comparison, dtype)
+        probe_ref = run_reference(ref_model, probe["state"], p.comparison, dtype) if probe["state"] else None
     if policy.guard is not None:
         check_integrity(policy.guard)
     try:
@@ -479,14 +492,14 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     if probe["out"] is not None or probe["n"] >= probe["at"]:
         try:
-            compare(probe["out"], ref, p.comparison, policy.tol, out_dtype)
+            compare(probe["out"], probe_ref, p.comparison, policy.tol, out_dtype)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}, one element and a small "
                                       f"region of the input changed right before it): {e}") from None
     res = {"median_ms": t["median_ms"], "p20_ms": t["p20_ms"], "p80_ms": t["p80_ms"],
            "timing_spread": t["spread"], "synced_ms": t["synced_ms"]}
     if is_own is not None and device.type == "cuda":
-        census_inputs = [x.clone() for x in pristine]
+        census_inputs = [x.clone() for x in shadow]  # the inputs as the last timed call had them
         got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [], profiled)
         try:
             compare(got, ref, p.comparison, policy.tol, out_dtype)

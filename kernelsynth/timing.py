@@ -1,7 +1,8 @@
 """Latency measurement (references/EXPLORATION.md, "Timing"). Runs in a worker.
 
-``triton.testing.do_bench`` does the work: CUDA events on the current stream, the L2 cache
-cleared before every repetition (it zeroes a 256 MB buffer), warm-up and repetition given in ms.
+``triton.testing.do_bench`` does the work (for candidates, :func:`bench`, its measurement with an
+untimed step before each call): CUDA events on the current stream, the L2 cache cleared before
+every repetition (it zeroes a 256 MB buffer), warm-up and repetition given in ms.
 We ask it for the 20th, 50th and 80th percentiles and time each version ``repeats`` times; the
 relative spread of the medians is recorded so selection can reject unstable timings.
 """
@@ -18,25 +19,76 @@ import triton
 import triton.language as tl
 
 
-def time_ms(fn: Callable[[], object], warmup_ms: float, rep_ms: float, repeats: int = 2) -> Dict[str, float]:
+def bench(fn: Callable[[], object], before: Callable[[], object], warmup_ms: float, rep_ms: float,
+          quantiles=(0.2, 0.5, 0.8)) -> List[float]:
+    """``triton.testing.do_bench``'s measurement with ``before()`` run ahead of every call, outside
+    the timed region: the same estimate from 5 calls, warm-up and repetition counts from
+    ``warmup_ms`` / ``rep_ms``, the L2 cache cleared before every repetition (Triton's own 256 MB
+    buffer, zeroed), one pair of CUDA events on the current stream around each call. ``before``
+    runs before the L2 clear, so what it writes is not left in the cache. Returns the
+    ``quantiles`` of the per-call times in ms."""
+    try:
+        from triton import runtime
+
+        cache = runtime.driver.active.get_empty_cache_for_benchmark()
+    except Exception:  # noqa: BLE001 - another Triton: the same buffer do_bench uses
+        cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+    before()
+    fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(5):
+        before()
+        cache.zero_()
+        fn()
+    e.record()
+    torch.cuda.synchronize()
+    estimate = max(s.elapsed_time(e) / 5, 1e-6)
+    n_warmup, n_repeat = max(1, int(warmup_ms / estimate)), max(1, int(rep_ms / estimate))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    for _ in range(n_warmup):
+        before()
+        fn()
+    for i in range(n_repeat):
+        before()
+        cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = torch.tensor([a.elapsed_time(b) for a, b in zip(starts, ends)], dtype=torch.float)
+    return torch.quantile(times, torch.tensor(list(quantiles), dtype=torch.float)).tolist()
+
+
+def time_ms(fn: Callable[[], object], warmup_ms: float, rep_ms: float, repeats: int = 2,
+            before: Optional[Callable[[], object]] = None) -> Dict[str, float]:
     """Latency of ``fn()`` in ms.
 
     Returns ``median_ms`` (median of the repeats' medians), ``p20_ms`` and ``p80_ms`` (of the
     first repeat), ``medians_ms`` and ``spread``: (max - min) / min over the medians of ``repeats``
     independent do_bench calls. ``synced_ms``: median of 5 calls timed on the host with a full
     device synchronisation, which includes work the candidate left on other streams (events on
-    the current stream do not see it).
+    the current stream do not see it). ``before``: run ahead of every call, untimed (:func:`bench`
+    instead of do_bench; the candidates' timing uses it to change the input between calls).
     """
     from triton.testing import do_bench
 
     medians, first = [], None
     for _ in range(max(1, repeats)):
-        p20, p50, p80 = do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.2, 0.5, 0.8])
+        if before is None:
+            p20, p50, p80 = do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.2, 0.5, 0.8])
+        else:
+            p20, p50, p80 = bench(fn, before, warmup_ms, rep_ms)
         medians.append(p50)
         first = first or (p20, p50, p80)
     torch.cuda.synchronize()
     synced = []
     for _ in range(5):  # host clock around call + full device sync: sees work on every stream
+        if before is not None:
+            before()
+            torch.cuda.synchronize()
         start = time.perf_counter()
         fn()
         torch.cuda.synchronize()

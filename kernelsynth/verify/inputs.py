@@ -136,6 +136,37 @@ def plan_permutation(inputs, gen: torch.Generator):
     return changes
 
 
+#: Positions and values of :func:`plan_rolling` per input: coprime cycle lengths, so the input's
+#: state (the last value written at each position) does not repeat within 64 x 8191 calls.
+ROLLING_POSITIONS, ROLLING_VALUES = 64, 8191
+
+
+def plan_rolling(inputs, gen: torch.Generator):
+    """The change made before every timed call (VERIFICATION.md rule 15): for every tensor input,
+    :data:`ROLLING_POSITIONS` flat positions and :data:`ROLLING_VALUES` values drawn from ``gen``,
+    the values taken from the tensor itself (in its domain: indices stay valid). Before timed call
+    ``k`` one element, position ``k mod 64``, gets value ``k mod 8191``
+    (:func:`apply_rolling`): no two timed calls see the same input, so an answer memoised on the
+    whole input (however it is compared or hashed) is never a hit, at the cost of one tiny write
+    outside the timed region. Returns ``[(input index, positions, values)]``."""
+    plan = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or x.numel() == 0:
+            continue
+        n = x.numel()
+        pos = torch.randint(0, n, (ROLLING_POSITIONS,), generator=gen, device=x.device)
+        src = torch.randint(0, n, (ROLLING_VALUES,), generator=gen, device=x.device)
+        plan.append((i, pos, x.reshape(-1)[src].clone()))
+    return plan
+
+
+def apply_rolling(inputs, plan, k: int) -> None:
+    """Write change ``k`` of :func:`plan_rolling` into ``inputs`` (through ``Tensor.data``, as
+    :func:`apply_changes`)."""
+    apply_changes(inputs, [(i, pos[k % pos.numel():k % pos.numel() + 1], vals[k % vals.numel():k % vals.numel() + 1])
+                           for i, pos, vals in plan])
+
+
 def apply_changes(inputs, changes) -> None:
     """Write the values of :func:`plan_changes` or :func:`plan_permutation` into ``inputs`` in
     place, through ``Tensor.data``: the write does not bump the input's version counter
