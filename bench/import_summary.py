@@ -19,7 +19,11 @@ def main(scratch: Path) -> None:
         if (scratch / "specs" / "import_report.json").is_file() else {}
     problems = report.get("problems", report if isinstance(report, list) else [])
     imported = sorted(p.name for p in (scratch / "specs").glob("kb_*") if (p / "spec.yaml").is_file())
-    print(f"imported: {len(imported)} tasks ({len(problems)} problems in the report)\n")
+    failed = [p for p in problems if p.get("status") != "imported"]
+    print(f"imported: {len(imported)} tasks from {len(problems)} problems; not imported: {len(failed)}")
+    for p in failed:
+        print(f"- {p.get('source')}: {p.get('reason')}")
+    print()
     print("| task | v0 eager ms | inductor ms | inductor vs eager | inductor verdict | library calls | "
           "generated kernels | trajectory v0->inductor | records |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -110,20 +110,21 @@ def technique(facts: Dict[str, Any]) -> str:
 
 def rationale(facts: Dict[str, Any], bytes_moved: Optional[float] = None) -> str:
     """What the generated code does compared with eager PyTorch, from counts only: eager's
-    arithmetic aten operators (each one kernel launch or library call, its result written to
-    memory) against the generated kernels' launches and library calls per call."""
+    arithmetic aten operators dispatched by one call (recorded in the extraction worker) against
+    the generated kernels' launches and library calls per call (counted in its ``call()``);
+    ``bytes_moved``: the work model's bytes at the timing shape."""
     eager = list(facts.get("eager_ops") or [])
-    launches = int(facts.get("launches", 0)) + int(facts.get("n_extern_calls", 0))
+    calls = int(facts.get("launches", 0)) + int(facts.get("n_extern_calls", 0))
     text = (f"TorchInductor compiled the reference (one graph, dynamic shapes) into {_plural(int(facts.get('n_kernels', 0)), 'kernel')}"
             f" launched {_plural(int(facts.get('launches', 0)), 'time')} per call"
             + (f", plus {_plural(int(facts.get('n_extern_calls', 0)), 'library call')} "
                f"({', '.join(facts.get('extern_calls') or [])})" if facts.get("n_extern_calls") else "")
             + f". Eager PyTorch dispatches {_plural(len(eager), 'arithmetic operator')}"
             + (f" ({', '.join(eager)})" if eager else "") + " for the same call")
-    if eager and launches < len(eager):
-        text += f": {len(eager) - launches} fewer launches per call"
+    if eager and calls < len(eager):
+        text += f"; the generated code makes {len(eager) - calls} fewer calls (kernel launches and library calls)"
     elif eager:
-        text += ": no fewer launches"
+        text += "; the generated code makes no fewer calls"
     text += "."
     if bytes_moved:
         text += f" Work model: {bytes_moved / 1e6:.1f} MB moved at the timing shape (inputs, outputs, parameters)."

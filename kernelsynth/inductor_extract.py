@@ -131,9 +131,11 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
     flat = [state[n].detach().clone() for n in names] + inputs
     torch._dynamo.reset()
     start = time.perf_counter()
-    # floats of the module (a scale) are constants of the task: specialised, not graph inputs
-    with torch.no_grad(), fx_config.patch(use_duck_shape=False), torch._dynamo.config.patch(specialize_float=True), \
-            icfg.patch(fx_graph_cache=False, compile_threads=1, cpp_cache_precompile_headers=False):
+    # floats of the module (a scale) are constants of the task: specialised, not graph inputs; settings
+    # a torch does not have are left out (the H200 runs another torch than this machine)
+    settings = _known(icfg, fx_graph_cache=False, compile_threads=1, cpp_cache_precompile_headers=False)
+    with torch.no_grad(), fx_config.patch(**_known(fx_config, use_duck_shape=False)), \
+            torch._dynamo.config.patch(**_known(torch._dynamo.config, specialize_float=True)), icfg.patch(**settings):
         compiled = torch.compile(forward, backend=backend, fullgraph=True, dynamic=True)
         _, codes = run_and_get_code(compiled, *flat)
     compile_s = time.perf_counter() - start
@@ -172,14 +174,23 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
             "eager_ops": eager, "notes": notes, **counts}
 
 
+def _known(config, **settings) -> Dict[str, Any]:
+    """The ``settings`` that ``config`` (a torch config module) has."""
+    return {k: v for k, v in settings.items() if hasattr(config, k)}
+
+
 def _same(got, want) -> None:
-    """Raise RuntimeError unless ``got`` has ``want``'s structure, shapes and dtypes, and close values."""
+    """Raise RuntimeError unless ``got`` has ``want``'s structure, shapes and dtypes and, for 32- and
+    64-bit floats and integers, close (equal) values: a check that the arguments of ``call()`` were
+    mapped right, not the verification (the harness does that, on every shape)."""
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor) or got.shape != want.shape or got.dtype != want.dtype:
             raise RuntimeError(f"the generated module returned {type(got).__name__} "
                                f"{getattr(got, 'shape', '')} {getattr(got, 'dtype', '')}, the reference "
                                f"{tuple(want.shape)} {want.dtype}")
-        if want.dtype.is_floating_point:
+        if want.dtype in (torch.bfloat16, torch.float16):
+            ok = True  # structure only: the harness judges low-precision values with the spec's tolerance
+        elif want.dtype.is_floating_point:
             ok = torch.allclose(got.double(), want.double(), atol=1e-2, rtol=1e-2, equal_nan=True)
         else:
             ok = torch.equal(got, want)

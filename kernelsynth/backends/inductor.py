@@ -38,7 +38,8 @@ class InductorBackend(Backend):
         from torch._inductor import config
 
         config.compile_threads = 1
-        config.cpp_cache_precompile_headers = False  # a worker's /tmp is its own: a header would serve one compile
+        if hasattr(config, "cpp_cache_precompile_headers"):  # a worker's /tmp is its own: a header serves one compile
+            config.cpp_cache_precompile_headers = False
         return super().load(file)
 
     def build(self, ctx):

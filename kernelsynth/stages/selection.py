@@ -101,7 +101,7 @@ class Selection:
         if run_dir is not None:
             atomic_write_table(Path(run_dir) / "trajectories.parquet", rows_to_table(out, TRAJECTORY_SCHEMA))
         for t in out:
-            log.info("trajectory %s %s: %s%s", spec.name, t["dtype"], "accepted" if t["accepted"] else "rejected",
+            log.info("trajectory %s %s (%s): %s%s", spec.name, t["dtype"], t["source"], "accepted" if t["accepted"] else "rejected",
                      "" if t["accepted"] else " (" + "; ".join(t["reasons"]) + ")")
         return out
 
