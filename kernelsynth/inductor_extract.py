@@ -218,7 +218,8 @@ def render(code: str, sources: List[str], names: List[str], task: str, version: 
         f"# {shape}: sizes are arguments of call(), computed from the tensors below, so one file serves\n"
         "# every shape inductor's guards allow (its assert_size_stride rejects the others).\n"
         "# ModelNew(reference) takes the task's reference module only for its parameters and buffers;\n"
-        "# the reference's forward is never called: the work is done by call().\n"
+        "# the reference's forward is never called: the work is done by call(). Its output buffers are\n"
+        "# allocated through torch.empty_strided (the wrapper rebinds inductor's empty_strided_cpu/cuda).\n"
         + "".join(f"# Changed: {n}.\n" for n in notes))
     wrapper = f'''
 
@@ -229,16 +230,27 @@ _inductor_call = call
 _STATE = {names!r}
 
 
+# Output buffers through the dispatcher (torch.empty_strided), not inductor's C++ fast path, so
+# the harness's poisoning and census see every allocation, as they do for any candidate.
+def empty_strided_cpu(size, stride, dtype):
+    return torch.empty_strided(size, stride, dtype=dtype, device="cpu")
+
+
+def empty_strided_cuda(size, stride, dtype):
+    return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+
+
 class ModelNew(torch.nn.Module):
     def __init__(self, reference):
         super().__init__()
         self.reference = reference
+        state = dict(reference.named_parameters()) | dict(reference.named_buffers())
+        self._state = [state[n] for n in _STATE]  # the same tensor objects: .to() keeps them
 
     def forward(self, *inputs):
-        state = dict(self.reference.named_parameters()) | dict(self.reference.named_buffers())
         # the traced function's locals: its arguments, and the module (attributes that are not
         # parameters or buffers, e.g. a plain tensor, are read from it as the reference reads them)
-        L = {{"flat": [state[n] for n in _STATE] + list(inputs), "model": self.reference}}
+        L = {{"flat": self._state + list(inputs), "model": self.reference}}
         with torch.no_grad():
             outs = _inductor_call([{args}])
         return outs[0] if len(outs) == 1 else tuple(outs)
