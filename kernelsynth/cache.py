@@ -16,7 +16,7 @@ every packed entry and promotes the valid ones by writing them itself into a tem
 the root and renaming it into place (atomic); it refuses, and records with its reason, any entry
 whose path does not fit the layout, a file over :data:`MAX_FILE_BYTES`, a cubin whose sidecar
 does not hash to its name, a Triton folder whose metadata does not parse or whose name is not
-its hash. Entries of a worker that ran an external candidate, or whose job was denied by the
+its hash. Entries of a worker that ran an external candidate or generated (inductor) code, or whose job was denied by the
 sandbox, tampered or failed the independent check, are never promoted (recorded, discarded).
 
 Without the sandbox there is no staging: workers write the root directly, as before.

@@ -77,7 +77,7 @@ def roofline(path: Path, title: str, points: List[Dict[str, Any]], hw) -> None:
     """Draw the roofline (or, without FLOPs, the bandwidth chart) of ``points`` to ``path``."""
     fig = _figure(7.5, 4.6)
     ax = fig.add_subplot(1, 1, 1)
-    colors = {"candidate": "tab:blue", "baseline": "tab:gray"}
+    colors = {"candidate": "tab:blue", "baseline": "tab:gray", "inductor": "tab:green"}
     markers = {"eager": "s", "compile": "^"}
     if all(o.get("flops") and o.get("bytes") and o.get("achieved_tflops") for o in points):
         ai = [o["flops"] / o["bytes"] for o in points]
@@ -171,7 +171,8 @@ def draw(out_dir: Path, task: str, hw, trajectories: List[Dict[str, Any]],
         points = series(chosen, base)
         reason = problem or (None if points else UNTIMED)
         for kind in ("roofline", "ladder"):
-            name = f"{task}-{t['dtype']}-{hw.target}-{kind}.png"
+            source = "" if t.get("source", "ladder") == "ladder" else f"-{t['source']}"  # v0 -> inductor: its own file
+            name = f"{task}-{t['dtype']}-{hw.target}{source}-{kind}.png"
             entry = {"task": task, "dtype": t["dtype"], "kind": kind, "path": None, "reason": reason}
             if reason is None:
                 title = f"{task} {t['dtype']} on {hw.device_name}: {kind}"

@@ -81,6 +81,11 @@ class ExplorationConfig:
     interpreter_max_configs: int = 1  # hw=cpu: configs per candidate (per pinned value); the interpreter is slow
     baselines: bool = True  # verify and time the spec's baselines (eager, torch.compile)
     progress: bool = True
+    #: Where the candidates come from (kernelsynth/inductor.py, references/EXPLORATION.md): ``ladder``
+    #: (the spec's versions; without it only v0, every trajectory's start, runs), ``inductor``
+    #: (TorchInductor's generated code for the reference, extracted in a worker on the target device
+    #: and run as a candidate; a second trajectory v0 -> inductor) and ``external`` (extra_candidates).
+    sources: List[str] = field(default_factory=lambda: ["ladder", "external"])
     #: External candidates screened against the task (KernelBench format: class ModelNew(nn.Module)):
     #: .py files, folders of them, or .jsonl/.parquet files with a `source` (or `code`) column.
     extra_candidates: List[str] = field(default_factory=list)

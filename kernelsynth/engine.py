@@ -149,12 +149,14 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
     for dtype in result.spec.dtypes:
         obs = [o for o in result.observations if o["dtype"] == dtype and o["spec_sha256"] == result.spec.sha256]
         external = sorted({o["version"] for o in obs if o["role"] == "external"})
-        groups = [(c.version, "candidate") for c in result.spec.candidates] + \
+        generated = [("inductor", "inductor")] if any(o["role"] == "inductor" for o in obs) else []
+        groups = [(c.version, "candidate") for c in result.spec.candidates] + generated + \
                  [(e, "external") for e in external] + [(b, "baseline") for b in result.spec.baselines]
         best = {v: _fastest([o for o in obs if o["version"] == v and o["role"] == role]) for v, role in groups}
         v0 = best.get(result.spec.candidates[0].version)
         eager, comp = best.get("eager"), best.get("compile")
-        traj = next((t for t in result.trajectories if t["dtype"] == dtype), None)
+        traj = next((t for t in result.trajectories if t["dtype"] == dtype and t.get("source", "ladder") == "ladder"), None)
+        made = next((t for t in result.trajectories if t["dtype"] == dtype and t.get("source") == "inductor"), None)
         for v, role in groups:
             o = best[v]
             n = sum(1 for x in obs if x["version"] == v and x["role"] == role)
@@ -162,7 +164,7 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
             ms = o["median_ms"] if o else None
             if n == 0:
                 continue
-            if role == "external" and o is None:
+            if role in ("external", "inductor") and o is None:
                 bad = next(x for x in obs if x["version"] == v and x["role"] == role)
                 rows.append({"dtype": dtype, "version": v, "name": v, "configs_ok": "0/1", "config": "",
                              "median_ms": None, "gbps": None, "pct_copy": None, "tflops": None, "pct_mm": None,
@@ -181,6 +183,7 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 "vs_eager": eager["median_ms"] / ms if ms and eager and eager["median_ms"] else None,
                 "vs_compile": comp["median_ms"] / ms if ms and comp and comp["median_ms"] else None,
                 "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate"
+                else ("accepted" if made and made["accepted"] else "rejected") if role == "inductor"  # v0 -> inductor
                 else ("external" if role == "external" else ""),  # screened only: not a trajectory
             })
     return rows

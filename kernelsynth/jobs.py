@@ -103,6 +103,14 @@ def ceilings(payload: Dict[str, Any]) -> Dict[str, Any]:
                                    Path(cache) if cache else None)
 
 
+def inductor(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """TorchInductor's generated code for the reference, as a candidate file's text and the facts
+    counted in it (:func:`kernelsynth.inductor_extract.extract`, which documents ``payload``)."""
+    from .inductor_extract import extract
+
+    return extract(payload)
+
+
 def profile(p) -> Dict[str, Any]:
     """Profile one call of a verified candidate with Nsight Compute (kernelsynth/profiling.py):
     ``p`` is a :class:`kernelsynth.contract.ProfileRequest`; returns the

@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from . import inductor
 from .errors import UserError
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
             log.warning("%s: hw=%s on another device/driver/library fingerprint than %s; its observations are "
                         "kept under their own keys", d, hw.target, g["jobs"][0])
         g["jobs"].append(d)
+        g.setdefault("generated", {}).update(inductor.load_all(d))  # the inductor source's files
         rows, events = verified_rows(d)  # only files whose tag checks under this job's key
         for event in events:
             log.warning("%s: observation file %s left out of the merge (%s)", d, event["file"], event["problem"])
@@ -156,7 +158,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         if why:
             mark_unattempted(obs, g["spec"].sha256, why)
         trajectories = selection.run(g["spec"], obs)
-        records = synthesis.records(g["spec"], g["hw"], trajectories, obs, run_config)
+        records = synthesis.records(g["spec"], g["hw"], trajectories, obs, run_config, g.get("generated"))
         parts.append(Part(g["spec"], g["hw"], target, f"data/{task}/{target}-00000-of-00001.parquet",
                           records, trajectories, obs))
         result.parts[(task, target)] = len(records)

@@ -368,7 +368,8 @@ class WorkerPool:
     ``cache``: the run's shared compile cache (:class:`kernelsynth.cache.CompileCache`): its
     settings join every worker's environment, and what a job staged is handed to it with the
     job's result -- to be validated and promoted, or discarded when the worker is tainted: it ran
-    an external candidate (``role == "external"``), or a job on it ended ``tampering`` or
+    an external candidate or TorchInductor's generated code (``role`` ``external`` or
+    ``inductor``), or a job on it ended ``tampering`` or
     ``sandbox``, or failed the parent's ``recycle`` check (the independent check).
     """
 
@@ -430,8 +431,8 @@ class WorkerPool:
                     w.conn.send((name, payload))
                 w.job = (idx, time.monotonic())
                 cand = getattr(payload, "candidate", None)
-                if name == "evaluate" and getattr(cand, "role", None) == "external" and w.taint is None:
-                    w.taint = f"ran the external candidate {getattr(cand, 'name', '?')}"
+                if name == "evaluate" and getattr(cand, "role", None) in ("external", "inductor") and w.taint is None:
+                    w.taint = f"ran the {cand.role} candidate {getattr(cand, 'name', '?')}"  # untrusted or generated code
                 busy[w.conn] = w
                 if on_start:
                     on_start(idx)

@@ -20,7 +20,7 @@ def test_builtin_backends_declare_what_they_need():
                backends.get(n).language) for n in backends.BUILTIN}
     assert got == {"triton": (False, True, False, "python"), "torch": (False, True, False, "python"),
                    "torch_extension": (True, True, False, "python"), "cuda": (True, False, True, "cuda"),
-                   "external": (False, True, False, "python")}
+                   "external": (False, True, False, "python"), "inductor": (False, True, False, "python")}
     with pytest.raises(KeyError, match="no backend named 'hip'"):
         backends.get("hip")
     with pytest.raises(ValueError, match="built in"):

@@ -1,7 +1,8 @@
 """Backends: how a candidate of one kind is built, measured and recorded, registered by name.
 
 A spec candidate names its backend (``backend: triton``, the default; ``torch``,
-``torch_extension``, ``cuda``); external candidates have ``external``. Each backend is one
+``torch_extension``, ``cuda``); external candidates have ``external``, TorchInductor's generated
+code ``inductor``. Each backend is one
 module holding one :class:`Backend` (its ``BACKEND``). What the parent reads of it -- whether it
 needs a GPU, whether its source is screened, whether spec candidates carry a ``launch`` block,
 what code goes into the record -- imports no torch; :meth:`Backend.load`, :meth:`Backend.build`
@@ -26,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional
 #: The backends kernelsynth ships: name -> module.
 BUILTIN = {"triton": "kernelsynth.backends.triton", "torch": "kernelsynth.backends.pytorch",
            "torch_extension": "kernelsynth.backends.torch_extension", "cuda": "kernelsynth.backends.cuda",
-           "external": "kernelsynth.backends.external"}
+           "external": "kernelsynth.backends.external", "inductor": "kernelsynth.backends.inductor"}
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from .. import __version__, backends
-from .. import profiling
+from .. import inductor, profiling
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..cache import CompileCache
 from ..ceilings import correct as correct_ceilings, derive
@@ -69,7 +69,7 @@ class Exploration:
                  extra_candidates: Optional[List[str]] = None, fresh_worker: str = _D.fresh_worker,
                  screen_sources: bool = _D.screen_sources, sandbox: Any = None, profile: bool = _D.profile,
                  profile_timeout_s: float = _D.profile_timeout_s, profile_budget_s: float = _D.profile_budget_s,
-                 ncu: Optional[str] = _D.ncu):
+                 ncu: Optional[str] = _D.ncu, sources: Optional[List[str]] = None):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
@@ -77,6 +77,10 @@ class Exploration:
         self.timeout_s, self.workers = timeout_s, workers
         self.interpreter_max_configs, self.baselines, self.progress = interpreter_max_configs, baselines, progress
         self.extra_candidates = list(extra_candidates or [])
+        self.sources = list(_D().sources if sources is None else sources)
+        unknown = [x for x in self.sources if x not in inductor.SOURCES]
+        if unknown:
+            raise ValueError(f"exploration.sources: unknown source(s) {unknown}; known: {list(inductor.SOURCES)}")
         if fresh_worker not in ("external", "always"):
             raise ValueError(f"exploration.fresh_worker must be 'external' or 'always', got {fresh_worker!r}")
         self.fresh_worker = fresh_worker
@@ -89,10 +93,12 @@ class Exploration:
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
-             cache_dir: Optional[Path] = None) -> List[Job]:
-        """Every job of the run, in a stable order: dtype, then candidates (v0..vN), then external
-        candidates (``role="external"``, one job each, no tunables), then baselines. ``cache_dir``:
-        where workers cache compiled kernels (not part of the key)."""
+             cache_dir: Optional[Path] = None, generated: Optional[Dict[str, Any]] = None) -> List[Job]:
+        """Every job of the run, in a stable order: dtype, then candidates (v0..vN; only v0 when
+        ``ladder`` is not among the sources), then the generated candidate of that dtype
+        (``generated[dtype]``, a :class:`kernelsynth.inductor.GeneratedCandidate`; role and version
+        ``inductor``), then external candidates (``role="external"``, one job each, no tunables),
+        then baselines. ``cache_dir``: where workers cache compiled kernels (not part of the key)."""
         timed = not hw.interpret and spec.timing_shape is not None
         listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
         # on the interpreter one fresh random shape gives its place to the joint shape (same count)
@@ -112,7 +118,8 @@ class Exploration:
         for dtype in dtypes:
             work = spec.work_model(spec.timing_shape, dtype) if spec.timing_shape else {"bytes": None, "flops": None}
             entries: List[CandidateRef] = []
-            for cand in spec.candidates:
+            ladder = spec.candidates if "ladder" in self.sources else spec.candidates[:1]
+            for cand in ladder:
                 if hw.interpret and backends.get(cand.backend).needs_gpu:
                     continue  # e.g. native CUDA; CI compiles those sources with nvcc instead
                 configs = cand.configs()
@@ -122,6 +129,9 @@ class Exploration:
                 for cfg in configs:
                     entries.append(CandidateRef("candidate", cand.version, cand.name, cand.backend, str(cand.file),
                                                 cfg, cand.launch))
+            gen = (generated or {}).get(dtype)
+            if gen is not None:
+                entries.append(CandidateRef("inductor", inductor.VERSION, gen.name, gen.backend, str(gen.file)))
             for ext in external or []:
                 entries.append(CandidateRef("external", ext.name, ext.name, "external", str(ext.file)))
             if self.baselines and timed:
@@ -140,7 +150,7 @@ class Exploration:
                     comparison=spec.comparison, tolerance=spec.tolerance, determinism=spec.determinism,
                     warmup_ms=self.warmup_ms, rep_ms=self.rep_ms, timing_repeats=self.timing_repeats,
                     device=hw.device, arch=hw.arch, reference_ops=spec.reference_ops, interface=spec.interface,
-                    fresh_worker=self.fresh_worker == "always" or e.role == "external",
+                    fresh_worker=self.fresh_worker == "always" or e.role in ("external", "inductor"),
                     cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype),
                     data_movement=op_class(spec.category) == "data_movement")
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
@@ -161,7 +171,9 @@ class Exploration:
     def run(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, cache_dir: Path,
             console=None) -> List[Dict[str, Any]]:
         """Run every planned job not yet on disk; return all observations of the run directory."""
-        external = load_external(self.extra_candidates, store.dir.parent)
+        if self.extra_candidates and "external" not in self.sources:
+            log.warning("exploration.extra_candidates ignored: 'external' is not in exploration.sources %s", self.sources)
+        external = load_external(self.extra_candidates, store.dir.parent) if "external" in self.sources else []
         cache_dir = Path(cache_dir).expanduser().resolve()  # the path workers see it at (bound in the sandbox)
         jobs = self.plan(spec, hw, external, cache_dir)
         skipped = [f"{c.version} (backend {c.backend})" for c in spec.candidates
@@ -173,7 +185,14 @@ class Exploration:
         env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
         extensions = os.environ.get("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
         env |= {"KERNELSYNTH_CACHE": str(cache_dir), "TORCH_EXTENSIONS_DIR": extensions}
-        sandbox = self.sandbox_for(jobs, store.run_dir, [extensions], gpu=not hw.interpret, cache=cache_dir)
+        generated_dir = store.run_dir / inductor.FOLDER
+        if "inductor" in self.sources:
+            generated_dir.mkdir(parents=True, exist_ok=True)
+        sandbox = self.sandbox_for(jobs, store.run_dir, [extensions], gpu=not hw.interpret, cache=cache_dir,
+                                   extra_readable=[str(generated_dir)] if "inductor" in self.sources else [])
+        if "inductor" in self.sources:
+            generated = self._generate(spec, hw, store, env, sandbox, cache_dir)
+            jobs = self.plan(spec, hw, external, cache_dir, generated)
         # sandboxed, workers read the shared cache and stage new entries; the parent promotes them
         cache = CompileCache(cache_dir, sandboxed=sandbox.active)
         if external and not sandbox.active and not self.sandbox.allow_unsandboxed_external:
@@ -299,12 +318,12 @@ class Exploration:
         return rows
 
     def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool,
-                    cache: Optional[Path] = None) -> Sandbox:
+                    cache: Optional[Path] = None, extra_readable: Optional[List[str]] = None) -> Sandbox:
         """The sandbox of this run's workers: the run directory hidden; the folders of the
-        reference, of each candidate and of each backend loaded from a file readable; ``cache``
-        (the shared compile cache) read-only; ``private`` (the torch extensions folder) writable
-        and private."""
-        readable = {str(Path(j.request.reference).parent) for j in jobs}
+        reference, of each candidate, of each backend loaded from a file and ``extra_readable``
+        (the generated candidates' folder) readable; ``cache`` (the shared compile cache)
+        read-only; ``private`` (the torch extensions folder) writable and private."""
+        readable = {str(Path(j.request.reference).parent) for j in jobs} | set(extra_readable or [])
         readable |= {str(Path(j.request.candidate.file).parent) for j in jobs if j.request.candidate.file}
         readable |= {str(Path(j.request.backend_source).parent) for j in jobs  # a backend loaded from a file
                      if j.request.backend_source and j.request.backend_source.endswith(".py")}
@@ -312,6 +331,53 @@ class Exploration:
             Path(d).mkdir(parents=True, exist_ok=True)  # a mount point must exist on a read-only filesystem
         return Sandbox(self.sandbox, hidden=[str(run_dir)], readable=sorted(readable), private=private, gpu=gpu,
                        cache=str(cache) if cache is not None else None)
+
+    def _generate(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, env: Dict[str, str],
+                  sandbox: Sandbox, cache_dir: Path) -> Dict[str, inductor.GeneratedCandidate]:
+        """The ``inductor`` source: per dtype, TorchInductor's code for the reference, made in a
+        worker on the target device (:func:`kernelsynth.jobs.inductor`, a pool of its own that ends
+        with it) and written by this process to ``<run dir>/inductor/`` (kept: a resumed run reuses
+        it). A dtype whose extraction fails gets a rejected observation (role ``inductor``) with the
+        reason, and no candidate."""
+        listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
+        dtypes = spec.interpret_dtypes if hw.interpret and spec.interpret_dtypes is not None else spec.dtypes
+        shape = inductor.extraction_shape(listed)
+        out: Dict[str, inductor.GeneratedCandidate] = {}
+        todo = []
+        for dtype in dtypes:
+            stem = inductor.candidate_key(spec.reference, dtype, hw.device, shape, hw.fingerprint)
+            found = inductor.load(store.run_dir, stem)
+            if found is not None:
+                out[dtype] = found
+            else:
+                todo.append((dtype, stem))
+        if not todo:
+            return out
+        with WorkerPool(1, env=env, timeout_s=self.timeout_s, sandbox=sandbox) as pool:
+            for dtype, stem in todo:
+                payload = {"reference": str(spec.reference), "dtype": dtype, "device": hw.device, "shape": shape,
+                           "seed": self.seed, "task": spec.name}
+                res = pool.run("inductor", payload)
+                if res.ok and isinstance(res.value, dict) and isinstance(res.value.get("source"), str):
+                    out[dtype] = inductor.write(store.run_dir, stem, res.value)
+                    v = res.value
+                    log.info("inductor %s: %d generated %s kernels, library calls %s, compiled in %.1f s -> %s", dtype,
+                             v.get("n_kernels", 0), v.get("codegen"), v.get("extern_calls") or "none",
+                             v.get("compile_s") or 0.0, out[dtype].file)
+                    continue
+                error = res.error if not res.ok else "the worker returned no source"
+                placeholder = inductor.GeneratedCandidate(f"{inductor.FOLDER}/{stem}", Path(spec.reference))
+                job = next(j for j in self.plan(spec, hw, [], cache_dir, {dtype: placeholder})
+                           if j.row["role"] == "inductor" and j.row["dtype"] == dtype)
+                last = error.strip().splitlines()[-1] if error and error.strip() else "no error text"
+                row = dict(job.row, timestamp=datetime.now(timezone.utc).isoformat(), wall_s=res.seconds,
+                           verdict="rejected", fault=(res.fault if not res.ok else Fault.EXCEPTION).value,
+                           reason=(f"inductor extraction failed: {last}"[:1000]
+                                   + ("\n" + error[-3000:] if error else "")))
+                if not store.has(job.key):
+                    store.append(row)
+                log.warning("inductor %s: extraction failed (%s)", dtype, row["reason"].splitlines()[0][:300])
+        return out
 
     def _references(self, pool: WorkerPool, todo: List[Job]) -> Dict[str, Dict[str, Any]]:
         """The independent references of every dtype with untrusted jobs (kernelsynth/audit.py),

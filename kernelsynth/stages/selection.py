@@ -19,6 +19,10 @@ reasons, written to ``<run dir>/trajectories.parquet``. The rules are references
    evidence ("no gain"); it does not reject the case;
 6. at least one chosen version is a kernel: neither the reference (a v0 marked
    ``allow_reference_ops``) nor a fallback to it.
+With the ``inductor`` candidate source, each dtype with an ``inductor`` observation gets a second
+trajectory, v0 -> inductor (the ladder's first version, then TorchInductor's generated code),
+judged by the same rules: a generated version that calls a library kernel (``extern_kernels``)
+is rejected by rule 1 like any other.
 On the interpreter (no timings) rules 3-5 cannot be checked: the trajectory is accepted on
 correctness alone and marked ``performance_verified = false``.
 """
@@ -30,9 +34,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 
-from .. import backends
+from .. import backends, inductor
 from ..config import SelectionConfig as _D  # the defaults, written once
 from ..spec import TaskSpec
 from ..store import atomic_write_table, content_key, rows_to_table
@@ -50,7 +56,18 @@ TRAJECTORY_SCHEMA = pa.schema([
     ("observation_keys", pa.list_(pa.string())),  # the chosen observation of each version (null: none)
     ("baseline_keys", pa.list_(pa.string())),     # chosen baseline observations (eager, compile)
     ("speedup_best_vs_first", pa.float64()),
+    ("source", pa.string()),                      # where the versions after v0 come from: ladder, inductor
 ])
+
+
+@dataclass(frozen=True)
+class _Generated:
+    """The generated version of an ``inductor`` trajectory, as judge() reads a ladder version."""
+
+    version: str = inductor.VERSION
+    backend: str = "inductor"
+    role: str = "inductor"
+    allow_reference_ops: bool = False
 
 
 def _fastest(obs: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -79,22 +96,28 @@ class Selection:
         for dtype in spec.dtypes:
             if any(d == dtype for d, _, _ in by):
                 out.append(self.judge(spec, dtype, by))
+            if (dtype, "inductor", inductor.VERSION) in by:  # the inductor source: v0 -> generated code
+                out.append(self.judge(spec, dtype, by, source="inductor"))
         if run_dir is not None:
             atomic_write_table(Path(run_dir) / "trajectories.parquet", rows_to_table(out, TRAJECTORY_SCHEMA))
         for t in out:
-            log.info("trajectory %s %s: %s%s", spec.name, t["dtype"], "accepted" if t["accepted"] else "rejected",
+            log.info("trajectory %s %s (%s): %s%s", spec.name, t["dtype"], t["source"], "accepted" if t["accepted"] else "rejected",
                      "" if t["accepted"] else " (" + "; ".join(t["reasons"]) + ")")
         return out
 
-    def judge(self, spec: TaskSpec, dtype: str, by) -> Dict[str, Any]:
+    def judge(self, spec: TaskSpec, dtype: str, by, source: str = "ladder") -> Dict[str, Any]:
+        """One trajectory of ``dtype``: the spec's ladder (``source="ladder"``), or its v0 followed by
+        TorchInductor's generated code (``source="inductor"``), judged by the same rules."""
         reasons: List[str] = []
         chosen: List[Optional[Dict[str, Any]]] = []
         seen = [o for (d, _, _), rows in by.items() if d == dtype for o in rows]
         interpret = bool(seen) and all(o["interpret"] for o in seen)
         # On the interpreter, versions whose backend needs a GPU cannot run: the ladder is judged without them.
         ladder = [c for c in spec.candidates if not (interpret and backends.get(c.backend).needs_gpu)]
+        if source == "inductor":
+            ladder = ladder[:1] + [_Generated()]
         for cand in ladder:
-            obs = by.get((dtype, "candidate", cand.version), [])
+            obs = by.get((dtype, getattr(cand, "role", "candidate"), cand.version), [])
             best = _fastest(obs)
             if not obs:
                 reasons.append(f"{cand.version}: no observation")
@@ -138,6 +161,7 @@ class Selection:
         keys = [c["key"] if c else None for c in chosen]
         return {
             "trajectory_id": content_key(task=spec.name, spec=spec.sha256, dtype=dtype, keys=keys),
+            "source": source,
             "task": spec.name, "dtype": dtype, "accepted": not reasons,
             "performance_verified": timed and not reasons,
             "reasons": reasons, "versions": [c.version for c in ladder], "observation_keys": keys,

@@ -16,12 +16,13 @@ import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import yaml
 
 from ..config import SynthesisConfig as _D  # the defaults, written once
 from ..hardware import Hardware
+from .. import inductor
 from ..records import FEATURES, FIELD_DOCS, build_record
 from ..spec import TaskSpec
 from ..store import atomic_write_bytes, group_readable
@@ -57,15 +58,19 @@ class Synthesis:
         self.charts: List[Dict[str, Any]] = []
 
     def records(self, spec: TaskSpec, hw: Hardware, trajectories: List[Dict[str, Any]],
-                observations: List[Dict[str, Any]], run_config: Dict[str, Any]) -> List[Dict[str, Any]]:
-        """One record (records.FEATURES) per accepted trajectory, in the trajectories' order."""
+                observations: List[Dict[str, Any]], run_config: Dict[str, Any],
+                generated: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        """One record (records.FEATURES) per accepted trajectory, in the trajectories' order.
+        ``generated``: the run's candidates of the ``inductor`` source by observation name
+        (:func:`kernelsynth.inductor.load_all`)."""
         by_key = {o["key"]: o for o in observations}
-        return [build_record(spec, hw, t, by_key, run_config, self.system_prompt) for t in trajectories if t["accepted"]]
+        return [build_record(spec, hw, t, by_key, run_config, self.system_prompt, generated)
+                for t in trajectories if t["accepted"]]
 
     def run(self, spec: TaskSpec, hw: Hardware, trajectories: List[Dict[str, Any]],
             observations: List[Dict[str, Any]], run_dir: Path, run_config: Dict[str, Any]) -> Path:
         """Render and write the dataset of one run; returns its folder."""
-        records = self.records(spec, hw, trajectories, observations, run_config)
+        records = self.records(spec, hw, trajectories, observations, run_config, inductor.load_all(run_dir))
         out = Path(run_dir) / self.dataset_dir
         part = Part(spec, hw, self.split, f"data/{self.split}-00000-of-00001.parquet", records, trajectories,
                     observations)
