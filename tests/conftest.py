@@ -65,6 +65,7 @@ def pytest_xdist_auto_num_workers(config):
     return 2
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     """Group tests that use the same module-scoped fixture (``xdist_group``: one process builds it
     once), then order the files of SLOW_FIRST first (a stable sort: the order inside a file stays)."""
