@@ -380,7 +380,9 @@ class WorkerPool:
         self.cache = cache
         if cache is not None:
             self.env |= cache.worker_env()
-        self._workers: List[_Worker] = []
+        #: one entry per slot; None: its worker was retired with no job left to run, and the slot
+        #: starts a fresh one when the next job comes (:meth:`_revive`)
+        self._workers: List[Optional[_Worker]] = []
         self._spare: Optional[_Worker] = None  # started ahead, so replacing a worker costs no import time
 
     def __enter__(self) -> "WorkerPool":
@@ -389,13 +391,17 @@ class WorkerPool:
 
     def __exit__(self, exc_type, *exc) -> None:
         if exc_type is not None:  # interrupted or failed: no waiting for jobs in flight
-            for w in self._workers + ([self._spare] if self._spare is not None else []):
+            for w in self._alive():
                 w.kill()
             self._workers, self._spare = [], None
         self.close()
 
+    def _alive(self) -> List[_Worker]:
+        """The started workers: every filled slot, then the spare."""
+        return [w for w in self._workers + [self._spare] if w is not None]
+
     def close(self) -> None:
-        for w in self._workers + ([self._spare] if self._spare is not None else []):
+        for w in self._alive():
             try:
                 if w.proc.is_alive():
                     w.conn.send(None)
@@ -424,10 +430,12 @@ class WorkerPool:
             while todo and idle:
                 w = idle.pop()
                 idx, payload = todo.pop()
+                if w is None:  # a slot retired when no job was left: its fresh worker starts now
+                    w = self._revive()
                 try:
                     w.conn.send((name, payload))
                 except (BrokenPipeError, OSError):
-                    w = self._replace(w)
+                    w = self._replace(w, len(todo) + 1)
                     w.conn.send((name, payload))
                 w.job = (idx, time.monotonic())
                 cand = getattr(payload, "candidate", None)
@@ -464,7 +472,7 @@ class WorkerPool:
                 # the candidate's process, which could keep its worker for the next job by clearing it
                 fresh = bool(getattr(payloads_by_idx.get(idx), "fresh_worker", False))
                 if result.fault in RESTART_FAULTS or result.recycle or parent_says or fresh:
-                    w = self._replace(w)
+                    w = self._replace(w, len(todo))
                 idle.append(w)
                 yield idx, result
             now = time.monotonic()
@@ -472,7 +480,7 @@ class WorkerPool:
                 idx, start = w.job
                 if now - start >= self.timeout_s:
                     del busy[conn]
-                    idle.append(self._replace(w))
+                    idle.append(self._replace(w, len(todo)))
                     yield idx, JobResult(Fault.TIMEOUT, error=f"no result within {self.timeout_s:.0f} s; worker killed",
                                          seconds=now - start)
 
@@ -491,15 +499,35 @@ class WorkerPool:
             job += " " + json.dumps(cand.config, sort_keys=True)
         self.cache.receive(staged, job, w.taint)
 
-    def _replace(self, w: _Worker) -> _Worker:
-        """Kill ``w`` and put a fresh worker in its place: the spare started at the previous
-        replacement (its imports done while other jobs ran) when there is one; then start the
-        next spare."""
+    def _replace(self, w: _Worker, queued: int) -> Optional[_Worker]:
+        """Kill ``w`` and put a fresh worker in its place, for ``queued`` jobs still to be sent:
+        the spare started at an earlier replacement (its imports done while other jobs ran) when
+        there is one, else a new worker -- or none when nothing is queued (the slot is None and
+        :meth:`_revive` fills it if a job comes: a worker started after the last job would only
+        import torch to be closed). A next spare is started only when another job is queued
+        beyond the one the new worker takes (``queued >= 2``)."""
         w.kill()
         spare, self._spare = self._spare, None
-        new = spare if spare is not None and spare.proc.is_alive() else _Worker(self.sandbox, self.env)
-        if spare is not None and spare is not new:
-            spare.kill()
+        if spare is not None and spare.proc.is_alive():
+            new: Optional[_Worker] = spare
+        else:
+            if spare is not None:
+                spare.kill()
+            new = _Worker(self.sandbox, self.env) if queued > 0 else None
         self._workers[self._workers.index(w)] = new
-        self._spare = _Worker(self.sandbox, self.env)
+        if queued >= 2:
+            self._spare = _Worker(self.sandbox, self.env)
+        return new
+
+    def _revive(self) -> _Worker:
+        """Fill a slot that :meth:`_replace` left empty: with the spare when one is alive, else a
+        new worker; returns it."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.proc.is_alive():
+            new = spare
+        else:
+            if spare is not None:
+                spare.kill()
+            new = _Worker(self.sandbox, self.env)
+        self._workers[self._workers.index(None)] = new
         return new

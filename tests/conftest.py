@@ -1,5 +1,12 @@
 """Test setup: kernels run on CPU tensors through the Triton interpreter unless
-KERNELSYNTH_TEST_GPU=1 (set before anything imports triton)."""
+KERNELSYNTH_TEST_GPU=1 (set before anything imports triton).
+
+A plain ``python -m pytest -q`` runs the suite in 2 processes (pytest-xdist, ``-n auto`` in
+pyproject.toml; :func:`pytest_xdist_auto_num_workers`): most of a test's time is one worker
+process running the interpreter on one core, so two share a 2-core machine. Tests that share a
+module-scoped fixture run in the same process (:func:`pytest_collection_modifyitems`), so each
+fixture is built once; the slowest tests are sent first.
+"""
 
 import os
 import shutil
@@ -33,3 +40,58 @@ def compose(overrides=()):
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return hydra_compose(config_name="config", overrides=list(overrides))
+
+
+#: Test files whose tests take the longest (measured on a 2-core CPU): sent to the processes
+#: first, so no long test starts last while the other process idles. Order only; every test runs.
+SLOW_FIRST = ("test_readme.py", "test_usercmds.py", "test_adversarial.py", "test_tasks.py", "test_sandbox.py",
+              "test_pipeline.py", "test_coverage.py", "test_cache.py", "test_precision.py")
+
+
+def _targeted(config) -> bool:
+    """True when the command names tests (a file, a node id, -k or -m), not the whole suite."""
+    args = list(config.invocation_params.args)
+    if any(a.startswith(("-k", "-m")) for a in args):
+        return True
+    return any(not a.startswith("-") and ("::" in a or os.path.isfile(a)) for a in args)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: 2 processes for the whole suite on a machine with 2 or more cores; 0 (one
+    process, no xdist) for a command that names tests, on a GPU (timings must not share the
+    device) or with one core. ``-n N`` on the command line overrides it."""
+    if os.environ.get("KERNELSYNTH_TEST_GPU") == "1" or (os.cpu_count() or 1) < 2 or _targeted(config):
+        return 0
+    return 2
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
+def pytest_collection_modifyitems(config, items):
+    """Group tests that use the same module-scoped fixture (``xdist_group``: one process builds it
+    once), then order the files of SLOW_FIRST first (a stable sort: the order inside a file stays)."""
+    parent = {}
+
+    def find(k):
+        while parent.setdefault(k, k) != k:
+            k = parent[k]
+        return k
+
+    shared = {}
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        keys = [(item.module.__name__, name) for name, defs in (info.name2fixturedefs.items() if info else ())
+                if defs and defs[-1].scope in ("module", "package", "session")
+                and getattr(defs[-1], "baseid", "")]  # pytest's and plugins' own fixtures have none
+        if keys:
+            shared[item] = keys
+            for k in keys[1:]:
+                parent[find(k)] = find(keys[0])
+    for item, keys in shared.items():
+        group = find(keys[0])
+        item.add_marker(pytest.mark.xdist_group(f"{group[0]}.{group[1]}"))
+
+    def rank(item):
+        name = Path(str(item.fspath)).name
+        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)

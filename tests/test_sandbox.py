@@ -263,11 +263,29 @@ def test_scrubbed_environment_keeps_device_and_triton_settings_and_drops_credent
 
 
 def test_unsandboxed_worker_gets_the_scrubbed_environment_too(monkeypatch):
+    """Also: a replaced worker whose slot has no job left is not restarted (nor a spare started):
+    each start imports torch, and one started after the last job would only be closed. The next
+    job starts it."""
+    import kernelsynth.workers as workers
+
+    started = []
+
+    class Counted(workers._Worker):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            started.append(self)
+
+    monkeypatch.setattr(workers, "_Worker", Counted)
     monkeypatch.setenv("HF_TOKEN", PLANTED)
     with WorkerPool(1, env={"TRITON_INTERPRET": "1"}, sandbox=Sandbox(SandboxSettings(mode="off"))) as pool:
         assert not pool.sandbox.active and pool.sandbox.status.startswith("sandbox: NONE")
-        res = pool.run("probe", {"reference": None})
-    assert res.ok, res.error
+        [(_, res)] = list(pool.map("probe", [{"reference": None}], recycle=lambda i, r: True))
+        assert res.ok, res.error
+        assert len(started) == 1 and pool._workers == [None] and pool._spare is None
+        assert not started[0].proc.is_alive()  # the recycled worker was killed
+        again = pool.run("probe", {"reference": None})  # the empty slot starts a fresh worker for it
+        assert again.ok, again.error
+        assert len(started) == 2 and pool._workers == [started[1]]
 
 
 def test_classify_names_containment_denials_sandbox():
