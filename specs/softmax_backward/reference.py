@@ -14,7 +14,12 @@ class Model(torch.nn.Module):
     """dx[i, j] = y[i, j] * (dy[i, j] - sum_k dy[i, k] * y[i, k]) for y, dy of shape (M, N)."""
 
     def forward(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
-        return y * (dy - (dy * y).sum(dim=-1, keepdim=True))
+        # in float32 (float64 stays float64), one rounding to the input dtype at the end: eager
+        # PyTorch on bfloat16 tensors rounds dy * y, the row sum and dy - sum, and the rounded sum
+        # cancels against dy (errors of 4e-5 on dx of 8e-4), outside the task's tolerance
+        f = torch.promote_types(y.dtype, torch.float32)
+        yf, dyf = y.to(f), dy.to(f)
+        return (yf * (dyf - (dyf * yf).sum(dim=-1, keepdim=True))).to(y.dtype)
 
 
 def get_init_inputs():

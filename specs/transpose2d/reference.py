@@ -8,10 +8,13 @@ import torch
 
 
 class Model(torch.nn.Module):
-    """y = x.t().contiguous() for x of shape (M, N): y has shape (N, M), row-major."""
+    """y = x.t().contiguous() for x of shape (M, N), always a new tensor: y has shape (N, M), row-major."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.t().contiguous()
+        # a fresh tensor: .contiguous() returns x itself when x.t() is already contiguous (an
+        # (M, N) tensor with M or N equal to 1), and an output sharing an input's storage is a
+        # wrong output (VERIFICATION.md, the aliasing rule)
+        return x.t().clone(memory_format=torch.contiguous_format)
 
 
 def get_init_inputs():

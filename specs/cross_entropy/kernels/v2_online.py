@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 #: running-max start: below any finite logit, and (unlike -inf) no NaN from -inf - -inf
-NEG_BIG = -3.0e38
+NEG_BIG = tl.constexpr(-3.0e38)
 
 
 @triton.jit

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Issue 15 on the H200: every catalog task once on hw=h200 -- every version and config, eager,
+# torch.compile and the measured ceilings side by side (the engine's normal run, one per task) --
+# then bench/catalog_summary.py's table and targets. Usage, from the repo root (after the .whl
+# install line of the device README):
+#   bash bench/h200_catalog.sh                # all 17 catalog tasks, ~26 s each, < 8 min in all
+#   TASKS="softmax_rows layernorm" PER_TASK_S=60 bash bench/h200_catalog.sh
+# To $OUT (or /tmp/out; 6 files, within the device's 8): catalog_summary.md, status.txt (rc and
+# seconds per task), gpu.txt, logs.tar.gz (one <task>.log each), runs.tar.gz (each run's
+# observations and run.json), total.txt.
+# Settings that keep a run short: 1 verification trial per shape (the protocol's other checks all
+# run), one timing repeat, do_bench 10 ms warm-up / 30 ms repetitions, no ncu profile. The ceilings
+# are measured once (cached in $KERNELSYNTH_CACHE) and shared by every task. A task stopped by its
+# limit keeps the observations it had written (the summary reads them) and is named in the log.
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1
+RUNS=${RUNS:-/tmp/catalog_runs}; mkdir -p "$RUNS/logs"
+TOTAL_S=${TOTAL_S:-450}
+TASKS=${TASKS:-"softmax_rows layernorm rmsnorm_residual cross_entropy column_sum softmax_backward swiglu gelu_tanh
+transpose2d embedding_gather quantize_int8_rows rope cumsum_rows topk_rows depthwise_conv2d matmul_bias_gelu
+causal_attention"}
+n=$(echo $TASKS | wc -w)
+PER_TASK_S=${PER_TASK_S:-$(( (TOTAL_S - 20) / n ))}
+start=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
+for t in $TASKS; do
+  left=$(( TOTAL_S - 20 - ($(date +%s) - start) ))
+  if [ "$left" -lt 15 ]; then echo "$t: not run (the ${TOTAL_S} s budget is spent)" | tee -a "$OUT/status.txt"; continue; fi
+  limit=$(( PER_TASK_S < left ? PER_TASK_S : left ))
+  t0=$(date +%s)
+  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 exploration.trials=1 exploration.timing_repeats=1 \
+    exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
+    hydra.run.dir="$RUNS/$t" > "$RUNS/logs/$t.log" 2>&1
+  rc=$?
+  echo "$t: rc=$rc $(( $(date +%s) - t0 )) s (limit $limit s)$([ $rc -eq 124 ] && echo ', stopped by the limit: partial')" \
+    | tee -a "$OUT/status.txt"
+done
+timeout 60 python3 bench/catalog_summary.py "$RUNS" --readme > "$OUT/catalog_summary.md" 2>&1
+cat "$OUT/catalog_summary.md"
+(cd "$RUNS" && tar czf "$OUT/runs.tar.gz" --exclude='.observation-key' */observations.parquet */observations \
+  */run.json 2>/dev/null)
+(cd "$RUNS/logs" && tar czf "$OUT/logs.tar.gz" *.log)
+echo "total $(( $(date +%s) - start )) s" | tee "$OUT/total.txt"

@@ -1,0 +1,167 @@
+"""Every task's reference passes its own checks in every dtype the GPU runs, and its checks still
+catch a wrong answer -- with torch ops on the CPU, no Triton, no worker.
+
+Why a separate test: tests/test_tasks.py runs each ladder on the interpreter at the interpreter's
+shapes and first interpreter dtype (float32 for most tasks), so a spec whose eager reference fails
+its own bfloat16 tolerance, or the aliasing rule at a verify shape the interpreter never sees,
+passed there and was rejected on the H200 (BENCHMARKS.md: softmax_backward, transpose2d,
+cumsum_rows, matmul_bias_gelu, causal_attention). Here, for each task, dtype of ``dtypes`` and
+verify shape (up to a work budget):
+
+- the eager reference in that dtype, against the float64 reference, with the harness's own
+  comparison (:func:`kernelsynth.verify.comparison.compare`) and tolerance, on fresh inputs and
+  again after the partial-staleness change of VERIFICATION.md rule 10
+  (:func:`kernelsynth.verify.inputs.plan_changes`: a run of inputs scaled to |x| ~ 4);
+- the output shares no storage with an input (the aliasing rule);
+- an all-zeros answer fails at some verify shape;
+- and two GPU behaviours the CPU does not show, written with torch ops: CUDA's bfloat16 cumsum adds
+  in bfloat16, and bfloat16 attention scores rounded before the scale; both must fail.
+"""
+
+import math
+
+import pytest
+import torch
+
+from kernelsynth.jobs import INIT_SEED, init_inputs
+from kernelsynth.loading import import_file
+from kernelsynth.spec import load_spec
+from kernelsynth.tasks import discover
+from kernelsynth.verify.comparison import compare, shares_storage
+from kernelsynth.verify.failures import VerificationFailure
+from kernelsynth.verify.inputs import apply_changes, plan_changes
+
+TASKS = discover()
+#: verify shapes whose inputs hold more than this many elements are skipped (CPU time)
+NUMEL_BUDGET = 70_000
+
+
+def _spec(name):
+    spec = load_spec(TASKS[name], task_folder=True)
+    return spec, import_file(str(spec.reference))
+
+
+def _small(ref_mod, shapes):
+    return [s for s in shapes if sum(x.numel() for x in ref_mod.get_inputs(s, torch.float32, "meta", None)
+                                     if isinstance(x, torch.Tensor)) <= NUMEL_BUDGET]
+
+
+def _model(ref_mod, shape, dtype):
+    """The reference module as the harness builds it (kernelsynth/jobs.py): seeded, cast to ``dtype``."""
+    torch.manual_seed(INIT_SEED)
+    model = ref_mod.Model(*init_inputs(ref_mod, shape))
+    return (model.to(dtype) if dtype.is_floating_point else model).eval()
+
+
+def _run(ref_mod, shape, inputs, dtype):
+    with torch.no_grad():
+        return _model(ref_mod, shape, dtype)(*[x.clone() for x in inputs])
+
+
+def _ref64(ref_mod, shape, inputs):
+    model = _model(ref_mod, shape, torch.float64)
+    with torch.no_grad():
+        return model(*[x.double() if x.is_floating_point() else x.clone() for x in inputs])
+
+
+#: the share of the tolerance the eager reference may use on the CPU (1: the harness's own check;
+#: layernorm, rmsnorm_residual and depthwise_conv2d in bfloat16 need more than 3/4 of theirs here
+#: and pass on the H200)
+MARGIN = 1.0
+
+
+def _margin(tol):
+    return {"atol": tol["atol"] * MARGIN, "rtol": tol["rtol"] * MARGIN}
+
+
+def _inputs(ref_mod, shape, dtype, seed=0):
+    return list(ref_mod.get_inputs(shape, dtype, "cpu", torch.Generator().manual_seed(seed)))
+
+
+def _fails(out, ref, spec, dtype_name):
+    try:
+        compare(out, ref, spec.comparison, spec.tolerance.get(dtype_name), getattr(torch, dtype_name))
+    except VerificationFailure:
+        return True
+    return False
+
+
+#: the tasks whose eager reference the H200 rejected (BENCHMARKS.md), fixed in their specs. The
+#: other tasks are not listed yet: on the CPU, layernorm and depthwise_conv2d in bfloat16 fail here
+#: after the partial-staleness change (they pass on the H200: CPU rounding differs), rope's
+#: get_inputs cannot run on the meta device, and the whole catalog costs minutes on 2 cores.
+CHECKED = ["causal_attention", "cumsum_rows", "matmul_bias_gelu", "softmax_backward", "transpose2d"]
+CASES = [(n, d) for n in CHECKED for d in load_spec(TASKS[n], task_folder=True).dtypes]
+
+
+@pytest.mark.parametrize("name,dtype_name", CASES)
+def test_the_eager_reference_passes_its_own_checks_with_a_margin(name, dtype_name):
+    spec, ref_mod = _spec(name)
+    dtype = getattr(torch, dtype_name)
+    tol = spec.tolerance.get(dtype_name)
+    shapes = _small(ref_mod, spec.verify_shapes)
+    assert shapes, "no verify shape within the CPU budget"
+    for shape in shapes:
+        inputs = _inputs(ref_mod, shape, dtype)
+        for stage in ("fresh", "after the partial-staleness change"):
+            if stage != "fresh":
+                apply_changes(inputs, plan_changes(inputs, torch.Generator().manual_seed(1), False)
+                              + plan_changes(inputs, torch.Generator().manual_seed(2), True))
+            out = _run(ref_mod, shape, inputs, dtype)
+            assert not any(shares_storage(out, x) for x in inputs if isinstance(x, torch.Tensor)), (shape, stage)
+            ref = _ref64(ref_mod, shape, inputs)
+            if spec.comparison == "exact":
+                compare(out, ref.to(out.dtype) if ref.dtype != out.dtype else ref, "exact", None)
+            else:
+                try:
+                    compare(out, ref, "allclose", _margin(tol), dtype)
+                except VerificationFailure as e:
+                    pytest.fail(f"{name} {dtype_name} {shape} {stage}: eager fails the tolerance: {e}")
+
+
+@pytest.mark.parametrize("name,dtype_name", [c for c in CASES if load_spec(TASKS[c[0]], task_folder=True).comparison
+                                             == "allclose"])
+def test_an_all_zeros_answer_fails_the_spec(name, dtype_name):
+    spec, ref_mod = _spec(name)
+    dtype = getattr(torch, dtype_name)
+    shapes = _small(ref_mod, spec.verify_shapes)
+    for shape in shapes:
+        inputs = _inputs(ref_mod, shape, dtype)
+        out = _run(ref_mod, shape, inputs, dtype)
+        if _fails(torch.zeros_like(out), _ref64(ref_mod, shape, inputs), spec, dtype_name):
+            return
+    pytest.fail("an all-zeros answer passes every verify shape")
+
+
+def test_gpu_eager_behaviours_the_cpu_lacks_fail_the_specs():
+    # CUDA's torch.cumsum of bfloat16 adds in bfloat16 (every partial sum rounded); the reference
+    # names float32 accumulation and this answer fails at the 1x4097 verify shape
+    spec, ref_mod = _spec("cumsum_rows")
+    shape = {"M": 1, "N": 4097}
+    assert shape in spec.verify_shapes
+    [x] = _inputs(ref_mod, shape, torch.bfloat16)
+    acc, cols = torch.zeros(1, dtype=torch.bfloat16), []
+    for j in range(x.shape[1]):
+        acc = acc + x[:, j]  # bfloat16 + bfloat16: rounded to bfloat16, as the CUDA scan does
+        cols.append(acc)
+    assert _fails(torch.stack(cols, dim=1), _ref64(ref_mod, shape, [x]), spec, "bfloat16")
+    assert not _fails(_run(ref_mod, shape, [x], torch.bfloat16), _ref64(ref_mod, shape, [x]), spec, "bfloat16")
+
+    # attention with bfloat16 scores rounded before the 1/sqrt(D) scale (the math eager models wrote
+    # before the fused operator): fails once a run of q is scaled as the partial-staleness check does
+    spec, ref_mod = _spec("causal_attention")
+    shape = {"B": 2, "H": 3, "S": 37}
+    assert shape in spec.verify_shapes
+    naive_failed = []
+    for seed in range(4):
+        gen = torch.Generator().manual_seed(seed)
+        qkv = list(ref_mod.get_inputs(shape, torch.bfloat16, "cpu", gen))
+        apply_changes(qkv, plan_changes(qkv, gen, False) + plan_changes(qkv, gen, True))
+        q, k, v = qkv
+        scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+        scores = scores.masked_fill(torch.ones(37, 37, dtype=torch.bool).triu(1), float("-inf"))
+        naive = torch.matmul(torch.softmax(scores.float(), dim=-1).to(q.dtype), v)
+        ref = _ref64(ref_mod, shape, qkv)
+        naive_failed.append(_fails(naive, ref, spec, "bfloat16"))
+        assert not _fails(_run(ref_mod, shape, qkv, torch.bfloat16), ref, spec, "bfloat16")
+    assert any(naive_failed), naive_failed
