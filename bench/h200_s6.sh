@@ -19,7 +19,7 @@ for part in "$@"; do
   t0=$(date +%s)
   case "$part" in
     verdicts)
-      ( KERNELSYNTH_TEST_GPU=1 timeout 540 python3 -m pytest -q -p no:cacheprovider -p no:xdist -rfE \
+      ( KERNELSYNTH_TEST_GPU=1 timeout 540 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rfE \
           tests/test_adversarial_gpu.py tests/test_gpu.py \
           tests/test_cache.py::test_on_the_gpu_a_warm_cache_compiles_nothing_and_keeps_the_verdicts \
           > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?" >> "$OUT/gpu_tests.log" ) &
@@ -29,7 +29,7 @@ for part in "$@"; do
       tail -25 "$OUT/gpu_tests.log" >> "$S"; cat "$OUT/redteam.txt" | cut -c1-400 >> "$S"
       for r in conv32 conv16 flip; do tail -4 /tmp/redteam/$r.log > "$OUT/redteam_${r}_tail.txt" 2>/dev/null; done ;;
     ladders)
-      for task in flip2d:230 conv_relu_maxpool:300; do
+      for task in flip2d:${FLIP_S:-240} conv_relu_maxpool:${CONV_S:-290}; do
         t=${task%%:*}; lim=${task##*:}; t1=$(date +%s)
         timeout "$lim" python3 -m kernelsynth task=$t hw=h200 exploration.progress=false hydra.run.dir=/tmp/r_$t > "$OUT/run_$t.log" 2>&1
         echo "== $t: exit $? in $(( $(date +%s) - t1 )) s" >> "$S"; grep -m1 "sandbox:" "$OUT/run_$t.log" >> "$S"
