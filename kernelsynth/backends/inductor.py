@@ -64,6 +64,11 @@ class InductorBackend(Backend):
         return {"n_kernels": len(own), "n_regs": max(regs) if regs else None,
                 "n_spills": sum(spills) if spills else None, "shared_bytes": max(shared) if shared else None}
 
+    def counts_launches(self, module, modules_before: set) -> bool:
+        """Its launches pass no hook the census counts (C++ functions on the CPU; inductor's own
+        Triton launchers on a GPU), so a call without a counted launch says nothing here."""
+        return False
+
     def own_kernels(self, module, candidate, modules_before: set):
         names = set(_own(module))
         return lambda kernel: kernel.split("(")[0].strip() in names
