@@ -295,7 +295,9 @@ def test_conv_dtype_and_precision_cheats_stay_inside_the_tolerance_and_fail_ours
 DILUTED_CASES = {
     "rt_p1": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
     "rt_p5": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
-    "dilute_rows": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
+    # bfloat16 on a block of rows: the tail statistic, or (the shapes of the run since the census
+    # and parameter changes of session 6) the pooled RMS itself
+    "dilute_rows": r"precision below the declared policy tf32: .* \(precision rule(, tail)?\)",
     "dilute_heavy": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
     "rt_p2": r"output rounded to a lower format: 100\.00% .*\(precision rule, lower format\)",
     "low_even": r"output rounded to a lower format: .*\(precision rule, lower format\)",
@@ -421,7 +423,7 @@ CONV_CASES = {
     "params_class": ("params/class_cache.py", r"trial 1: outside atol=0\.005"),
     "params_sampled": ("params/sampled_weights.py", r"trial 1: outside atol=0\.005"),
     # rule 12: every dim large and ragged in some derived shape (here H)
-    "shapes_h": ("shapes/large_ragged_h.py", r"shape 1x3x1x(\d+)x\d+, trial 0: outside atol"),
+    "shapes_h": ("shapes/large_ragged_h.py", r"shape \d+x\d+x\d+x(\d+)x\d+, trial 0: outside atol"),
     # rule 10: one element and a small region changed in place
     "memo_conv": ("caching/sampled_memo_conv.py", r"stale answer: after one element and a small region"),
 }

@@ -330,7 +330,7 @@ def extension_libraries(before: set, module=None) -> List[str]:
 
     mods = [m for n, m in list(sys.modules.items()) if n not in before]
     if module is not None:
-        mods += [v for v in vars(module).values() if isinstance(v, ModuleType)]
+        mods += [v for v in getattr(module, "__dict__", {}).values() if isinstance(v, ModuleType)]
     libs = []
     for m in mods:
         f = getattr(m, "__file__", None) or ""
