@@ -307,26 +307,27 @@ def install_watch() -> None:
     except ImportError:
         return
 
+    def inside_launch(original, self, a, k):  # host doors and copies in here are Triton's, not the candidate's
+        _STATE["in_launch"] += 1
+        try:
+            return original(self, *a, **k)
+        finally:
+            _STATE["in_launch"] -= 1
+
+    def counted(name):
+        _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
+
     def run(original):
         def launch(self, *a, **k):
-            _STATE["in_launch"] += 1
-            try:
-                kernel = original(self, *a, **k)
-            finally:
-                _STATE["in_launch"] -= 1
+            kernel = inside_launch(original, self, a, k)
             if not k.get("warmup"):  # the function's name: the kernel Triton compiles is named after it
-                name = getattr(self, "__name__", None) or getattr(kernel, "name", "?")
-                _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
+                counted(getattr(self, "__name__", None) or getattr(kernel, "name", "?"))
             return kernel
         return launch
 
     def inside(original):  # Triton's own work around launches (autotuning: do_bench's tolist, arg copies)
         def call(self, *a, **k):
-            _STATE["in_launch"] += 1
-            try:
-                return original(self, *a, **k)
-            finally:
-                _STATE["in_launch"] -= 1
+            return inside_launch(original, self, a, k)
         return call
 
     _wrap(JITFunction, "run", run)
@@ -344,13 +345,10 @@ def install_watch() -> None:
 
     def grid_call(original):
         def call(self, *a, **k):
-            _STATE["in_launch"] += 1
             try:
-                return original(self, *a, **k)
+                return inside_launch(original, self, a, k)
             finally:
-                _STATE["in_launch"] -= 1
-                name = getattr(self.fn, "__name__", "?")
-                _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
+                counted(getattr(self.fn, "__name__", "?"))
         return call
 
     _wrap(GridExecutor, "__call__", grid_call)

@@ -215,24 +215,19 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
     check_earlier_output((out, first), out2)
-    previous = (out2, out2.detach().clone()) if type(out2) is torch.Tensor else None
-    apply_changes(inputs, plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True))
-    changed = [x.clone() for x in inputs]
-    latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
-    try:
-        compare(latest, run_reference(ref_model, changed, comparison, policy.dtype), comparison, tol, out_dtype)
-    except VerificationFailure as e:
-        raise VerificationFailure(f"stale answer: after one element and a small region of the input changed in "
-                                  f"place, {e}") from None
-    check_earlier_output(previous, latest)
-    previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
-    apply_changes(inputs, plan_permutation(inputs, gen))
-    moved = [x.clone() for x in inputs]
-    latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
-    try:
-        compare(latest, run_reference(ref_model, moved, comparison, policy.dtype), comparison, tol, out_dtype)
-    except VerificationFailure as e:
-        raise VerificationFailure(f"stale answer: after values of the input were moved in place (a region rotated, "
-                                  f"two elements swapped: same sums), {e}") from None
-    check_earlier_output(previous, latest)
+    latest = out2
+    for changes, what in (
+            (lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
+             "after one element and a small region of the input changed in place"),
+            (lambda: plan_permutation(inputs, gen),
+             "after values of the input were moved in place (a region rotated, two elements swapped: same sums)")):
+        previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
+        apply_changes(inputs, changes())
+        changed = [x.clone() for x in inputs]
+        latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
+        try:
+            compare(latest, run_reference(ref_model, changed, comparison, policy.dtype), comparison, tol, out_dtype)
+        except VerificationFailure as e:
+            raise VerificationFailure(f"stale answer: {what}, {e}") from None
+        check_earlier_output(previous, latest)
     return latest
