@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from kernelsynth.store import run_rows
+
 
 def pair(r, stat):
     v, b = r.get(f"precision_{stat}"), r.get(f"precision_{stat}_bound")
@@ -20,7 +22,7 @@ def pair(r, stat):
 def main(run_dirs):
     rows = []
     for d in run_dirs:
-        rows += pq.read_table(Path(d) / "observations.parquet").to_pylist()
+        rows += run_rows(d)
     fmt = "{:<18} {:<34} {:<9} {:<9} {:<5} {:>10} {:>10} {:>10} {:>6} {:>17} {:>17}  {}"
     print(fmt.format("task", "version/config", "dtype", "verdict", "pol", "rms", "honest", "bound", "ratio",
                      "tail/bound", "low/bound", "reason"))

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from kernelsynth.store import run_rows
+
 
 def main(run_dirs):
     rows = []
     for d in run_dirs:
-        rows += pq.read_table(Path(d) / "observations.parquet").to_pylist()
+        rows += run_rows(d)
     fmt = "{:<18} {:<10} {:<22} {:<9} {:<9} {:>9} {:>9} {:>9}"
     print(fmt.format("task", "role", "version/config", "dtype", "verdict", "verify_s", "timing_s", "wall_s"))
     for r in rows:

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from kernelsynth.store import run_rows
+
 
 def rows(run: Path):
-    return {r["key"]: r for r in pq.read_table(run / "observations.parquet").to_pylist()}
+    return {r["key"]: r for r in run_rows(run)}
 
 
 def median(values):
@@ -25,10 +27,11 @@ def main(out: Path) -> int:
     print("| task | observations | verdicts equal | verify_s median off / on | wall_s median off / on | first_call_s median off / on | sandbox |")
     print("|---|---|---|---|---|---|---|")
     for task in ("flip2d", "conv_relu_maxpool"):
-        if not (out / f"{task}-on").is_dir():
+        if not ((out / f"{task}-on").is_dir() and (out / f"{task}-off").is_dir()):
             continue
         off, on = rows(out / f"{task}-off"), rows(out / f"{task}-on")
-        status = json.loads((out / f"{task}-on" / "run.json").read_text())["sandbox"]["status"]
+        status = (json.loads((out / f"{task}-on" / "run.json").read_text())["sandbox"]["status"]
+                  if (out / f"{task}-on" / "run.json").is_file() else "(run interrupted)")
         differ = sorted(k for k in off.keys() | on.keys() if (off.get(k) or {}).get("verdict") != (on.get(k) or {}).get("verdict"))
         for k in differ:
             o, n = off.get(k) or {}, on.get(k) or {}

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from kernelsynth.store import run_rows
+
 
 def fastest(obs):
     ok = [o for o in obs if o["verdict"] == "accepted" and o.get("median_ms")]
@@ -25,7 +27,7 @@ def fastest(obs):
 
 
 def main(run_dir: Path, task: str) -> int:
-    obs = pq.read_table(run_dir / "observations.parquet").to_pylist()
+    obs = run_rows(run_dir)
     f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
     for dtype in sorted({o["dtype"] for o in obs}):
         rows = [o for o in obs if o["dtype"] == dtype]

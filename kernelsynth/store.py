@@ -276,3 +276,17 @@ def verified_rows(run_dir: Path) -> Tuple[List[Dict[str, Any]], List[Dict[str, s
     store = ObservationStore(run_dir, create_key=False)
     rows = store.read(verify=True, at="merge")
     return rows, store.events
+
+
+def run_rows(run_dir: Path) -> List[Dict[str, Any]]:
+    """The observations of ``run_dir`` for reports (bench/*.py): its consolidated
+    ``observations.parquet`` when the run finished, else its per-observation files (a run that
+    was interrupted: what it measured so far). Tags are not checked (read-only reports; a merge
+    uses :func:`verified_rows`). Raises FileNotFoundError when the directory has neither."""
+    run_dir = Path(run_dir)
+    if (run_dir / "observations.parquet").is_file():
+        return pq.read_table(run_dir / "observations.parquet").to_pylist()
+    files = sorted((run_dir / "observations").glob("*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"{run_dir}: no observations.parquet and no observations/*.parquet")
+    return [r for f in files for r in pq.read_table(f, schema=OBSERVATION_SCHEMA).to_pylist()]

@@ -66,7 +66,14 @@ def test_side_stream_work_cannot_show_a_speedup(gpu_obs):
     cheat, honest = _model("gpu/streams/side_stream.py"), _honest()
     assert naive_time_ms(lambda: cheat(x)) < naive_time_ms(lambda: honest(x))
     c1 = gpu_obs["c1"]
-    assert c1["fault"] == "timing_integrity" or c1["median_ms"] >= 0.9 * gpu_obs["h1"]["median_ms"], c1
+    # since every timed call's output is checked against a changed input (rule 10, seen on the
+    # H200 2026-12-01): the call returns before its side-stream work is done, so the output of a
+    # timed call is wrong
+    if c1["verdict"] == "rejected":
+        assert c1["fault"] == "timing_integrity" or (
+            c1["fault"] == "wrong_output" and "timed call" in _first_line(c1)), _first_line(c1)
+    else:
+        assert c1["median_ms"] >= 0.9 * gpu_obs["h1"]["median_ms"], c1
 
 
 def test_recycled_reference_output(gpu_obs):
@@ -77,13 +84,17 @@ def test_recycled_reference_output(gpu_obs):
     assert o["fault"] == "wrong_output" and "not bit-exact" in _first_line(o), _first_line(o)
 
 
-def test_cache_inside_the_timing_loop_is_below_the_roofline_floor(gpu_obs):
+def test_cache_inside_the_timing_loop_is_rejected(gpu_obs):
+    """A cache keyed on the tensor's version counter: caught as a stale answer (the in-place
+    changes of rule 10 keep the version, seen on the H200 2026-12-01) or, if it got past them,
+    by the roofline floor of its timed calls."""
     x = torch.randn(8192, 8192, device=CUDA)
     cheat, honest = _model("gpu/caching/version_cache.py"), _honest()
     assert naive_accepts(cheat, FLIP.Model(), FLIP.get_inputs, [{"M": 64, "N": 1000}], device=CUDA)
     assert naive_time_ms(lambda: cheat(x)) < 0.5 * naive_time_ms(lambda: honest(x))
     o = gpu_obs["c3"]
-    assert o["fault"] == "timing_integrity" and "below the roofline floor" in _first_line(o), _first_line(o)
+    assert (o["fault"] == "wrong_output" and "stale answer" in _first_line(o)) or \
+        (o["fault"] == "timing_integrity" and "below the roofline floor" in _first_line(o)), _first_line(o)
 
 
 def test_warm_up_detection_is_rejected(gpu_obs):
@@ -170,7 +181,8 @@ def test_cudnn_hidden_from_the_dispatch_census_is_caught_by_the_kernel_census(gp
     assert naive_accepts(cheat, ref, CONV.get_inputs, shapes, device=CUDA)
     o = gpu_conv[0]["g1"]
     assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
-    assert not o["library_calls"] or "convolution" not in o["library_calls"], o["library_calls"]
+    # since one profiled call also runs outside the dispatch modes (rule 14, 2026-12-01) the
+    # dispatch census sees the convolution too; the kernel census must see it either way
     assert o["kernel_census"] is True and o["foreign_kernels"], o
     # the launched kernel is cuDNN's (named ..._cudnn), under aten::cudnn_convolution or, as seen
     # on the H200 with torch 2.11, under aten::conv2d
@@ -220,7 +232,9 @@ CONV_GPU_CHEATS = {  # (version, dtype) -> regex of the reason's first line
     ("dtype_half", "float32"): r"output dtype torch\.float16, expected torch\.float32",
     ("dtype_float", "bfloat16"): r"output dtype torch\.float32, expected torch\.bfloat16",
     ("precision_chunks", "float32"): BELOW_TF32,
-    ("precision_chunks", "bfloat16"): r"precision below the declared policy bf16",
+    # or, seen on the H200 2026-12-01, its error leaves the bfloat16 tolerance on one of the
+    # changed inputs of rule 10 first
+    ("precision_chunks", "bfloat16"): r"precision below the declared policy bf16|outside atol=0\.01, rtol=0\.016",
     ("precision_9bit", "float32"): BELOW_TF32,
 }
 CONV_GPU_HONEST = ["v0", "honest_tf32", "honest_split_k", "honest_prepacked", "honest_v3"]
