@@ -167,7 +167,10 @@ def test_eager_v0_is_labelled_and_exempt(gpu_conv):
     assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
     assert "convolution" in o["library_calls"] and o["foreign_kernels"]  # cuDNN kernels under aten ops
     (traj,) = gpu_conv[1]
-    assert not any(r.startswith("v0:") for r in traj["reasons"]), traj["reasons"]
+    # exempt from the census rules (a v0 may call the library); a v0 timing spread (cuDNN on the
+    # small adversarial shapes) is a different rule, not an exemption failure
+    assert not any(r.startswith(("v0: library calls", "v0: calls the reference", "v0: no config"))
+                   for r in traj["reasons"]), traj["reasons"]
 
 
 def test_cudnn_hidden_from_the_dispatch_census_is_caught_by_the_kernel_census(gpu_conv):
