@@ -322,6 +322,14 @@ class _Worker:
         limits = sandbox.limits()
         scratch = None if sandbox.active else tempfile.mkdtemp(prefix="kernelsynth-worker-")
         home = "/tmp/home" if sandbox.active else scratch
+        if sandbox.active:
+            # the sandbox's filesystem is read-only outside its private /tmp (and the folders it makes
+            # private): a compile-cache folder the user set (TORCHINDUCTOR_CACHE_DIR under the shared
+            # cache or the hidden home, seen on the H200) would make `import torch._dynamo` fail in
+            # every worker. Inductor's and Triton's caches go to the worker's scratch unless the job
+            # names its own (kernelsynth's Triton cache manager and staging: kernelsynth/cache.py).
+            env = {"TORCHINDUCTOR_CACHE_DIR": f"{home}/.cache/torchinductor",
+                   "TRITON_CACHE_DIR": f"{home}/.triton/cache", **env}
         argv = [sys.executable, "-s", "-c", _WORKER_PROGRAM, str(child.fileno()), json.dumps(limits)]
         # the worker's stdout and stderr: an unnamed file of the parent's (not the run's terminal or
         # log, which a candidate could flood, forge lines in or read back: sandbox_s6

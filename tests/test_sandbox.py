@@ -509,6 +509,28 @@ def test_a_run_directory_inside_the_home_and_a_readable_repo_stays_hidden(tmp_pa
     assert r.stdout.split("\n")[:4] == ["repo", "[] False", "denied 30", "tmp writable"]
 
 
+def test_compile_cache_folders_the_user_set_in_read_only_places_do_not_break_workers(tmp_path, monkeypatch):
+    """Seen on the H200 (bench/h200_s7.sh): TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under the
+    shared compile cache (bound read-only in the sandbox) passed through the environment's
+    allow-list, and `import torch._dynamo` (the worker imports it first) failed with EROFS in every
+    worker: the run stopped at its reference. A sandboxed worker's compile caches are its scratch."""
+    _sandbox_or_skip()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(cache, 0o755)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache / "triton"))
+    from types import SimpleNamespace
+
+    with WorkerPool(1, sandbox=Sandbox(SandboxSettings(mode="on"), cache=str(cache))) as pool:
+        (_, res), = list(pool.map("no_such_job", [SimpleNamespace(fresh_worker=False)]))
+    # the worker started (imported torch._dynamo) and ran the job: an unknown job is an exception,
+    # a worker that died at import would be a crash
+    assert res.fault.value == "exception", res.error[-600:]
+    assert not (cache / "inductor").exists() and not (cache / "triton").exists()
+
+
 def test_dev_shm_is_limited_like_tmp():
     """/dev/shm is a second writable tmpfs in the sandbox: mounted without a size it was half of
     RAM, outside ``tmp_mb`` (tests/adversarial/sandbox_s6/shm_fill.py wrote 240 MiB with tmp_mb=96)."""
