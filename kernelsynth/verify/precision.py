@@ -57,7 +57,11 @@ Policies (:data:`POLICIES`), by unit roundoff ``u`` of their operands: ``fp64`` 
 2^-24 (IEEE 754 binary64/binary32; Higham Table 2.1), ``tf32`` 2^-11 (8-bit exponent, 10-bit
 mantissa: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020), ``fp16`` 2^-11 (IEEE 754
 binary16), ``bf16`` 2^-8 (8 significant bits: Intel BFLOAT16 Hardware Numerics Definition, 2018).
-Every policy accumulates in at least float32 and rounds once to the output dtype.
+The emulation of every policy accumulates in float32 and rounds once to the output dtype; the
+reference at the job dtype may round more often (eager bfloat16 rounds a convolution's output
+before its bias and activation), and the bound is taken from the less precise of the two, so a
+candidate that rounds intermediate results but stays within ``MARGIN`` of the reference's own
+error passes (the red team's p3, references/VERIFICATION.md).
 """
 
 from __future__ import annotations
