@@ -368,6 +368,21 @@ def test_observation_files_that_fail_their_tag_are_set_aside_and_recorded(tmp_pa
     assert rows == [] and "does not match" in events[0]["problem"]
 
 
+def test_reports_read_an_interrupted_run_from_its_observation_files(tmp_path):
+    """bench/*.py reports (store.run_rows): an H200 run stopped by its time limit has no
+    observations.parquet; its per-observation files are what it measured (seen in session 7)."""
+    from kernelsynth.store import run_rows
+
+    with pytest.raises(FileNotFoundError, match="no observations.parquet"):
+        run_rows(tmp_path)
+    store = ObservationStore(tmp_path)
+    store.append(_row("aaa", "accepted"))
+    store.append(_row("bbb", "rejected"))
+    assert sorted((r["key"], r["verdict"]) for r in run_rows(tmp_path)) == [("aaa", "accepted"), ("bbb", "rejected")]
+    store.write_consolidated([_row("aaa", "accepted")])  # a finished run: its consolidated table
+    assert [r["key"] for r in run_rows(tmp_path)] == ["aaa"]
+
+
 def test_forged_observation_is_re_run_at_resume_and_recorded_in_run_json(tmp_path):
     spec = tmp_path / "spec"
     spec.mkdir()
