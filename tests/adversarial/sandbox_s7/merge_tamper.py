@@ -9,10 +9,12 @@ merged into a dataset (``kernelsynth-tools merge DIR...``).
    "a key that lives only in the parent's memory"; SECURITY.md says what the tag means, but its
    claim "results cannot be forged on disk ... checked at consolidation, merge and resume" holds
    only against sandboxed candidates, not against a directory from elsewhere.
-2. Code execution. ``kernelsynth.merge.merge`` reads ``<job>/.hydra/config.yaml`` and calls
-   ``hydra.utils.instantiate(cfg.selection)``: ``_target_`` names any callable, so
-   ``{_target_: builtins.exec, _args_: [...]}`` runs code in the merging process -- unsandboxed,
-   with the user's files, credentials and network.
+2. File write (hence code execution). ``kernelsynth.merge.merge`` reads
+   ``<job>/.hydra/config.yaml`` and calls ``hydra.utils.instantiate(cfg.selection)``: ``_target_``
+   names a callable. Hydra 1.3.8 blocks exec, eval, os.system, subprocess, runpy and importlib,
+   but ``{_target_: pathlib.Path.write_text, _args_: [{_target_: pathlib.Path, _args_: [PATH]},
+   TEXT]}`` writes any file the user can, unsandboxed (a ``.pth`` file in site-packages runs its
+   code at every later Python start; ``~/.bashrc``, ``~/.ssh/authorized_keys``).
 
 This script makes a real run (hw=cpu, sandbox on; the honest flip and a wrong external that
 returns zeros), then (1) rewrites the wrong external's observation ``accepted`` and re-tags it,
@@ -20,7 +22,7 @@ merges, and prints what the merge counted; then (2) puts a ``_target_`` in the j
 merges again.
 
 Success (GOT THROUGH): (1) the merged observations.parquet has the zeros candidate ``accepted``
-and the merge reports no integrity event; (2) ``/tmp/sb7-merge-pwned`` is written by the merge.
+and the merge reports no integrity event; (2) ``/tmp/sb7-merge-pwned`` is written by the merge, with the config's text.
 Contained: (1) the forged file is left out and named; (2) the merge refuses the config.
 
     PYTHONPATH=$PWD python3 tests/adversarial/sandbox_s7/merge_tamper.py
@@ -83,9 +85,12 @@ def main():
     # (2) code in the job's config runs in the merging process
     PWNED.unlink(missing_ok=True)
     c = OmegaConf.load(job / ".hydra" / "config.yaml")
-    c.selection = {"_target_": "builtins.exec",
-                   "_args_": [f"open({str(PWNED)!r}, 'w').write('written by the merge, pid %d uid %d' % "
-                              "(__import__('os').getpid(), __import__('os').getuid()))"]}
+    # Hydra 1.3.8's target policy blocks exec, eval, os.system, subprocess.*, runpy, importlib (tried:
+    # "blocklisted"), not pathlib.Path.write_text: any file, any content (a .pth file in site-packages
+    # is code run by every later Python start; ~/.bashrc, ~/.ssh/authorized_keys likewise)
+    c.selection = {"_target_": "pathlib.Path.write_text",
+                   "_args_": [{"_target_": "pathlib.Path", "_args_": [str(PWNED)]},
+                              "written by kernelsynth.merge from a job's .hydra/config.yaml\n"]}
     OmegaConf.save(c, job / ".hydra" / "config.yaml")
     try:
         merge.merge([sweep])
