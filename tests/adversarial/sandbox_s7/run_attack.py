@@ -5,7 +5,7 @@ attacks put their evidence). Extends tests/adversarial/sandbox_s6/run_attack.py 
 session's attacks need:
 
     PYTHONPATH=$PWD python3 tests/adversarial/sandbox_s7/run_attack.py [--spec] [--screen] [--timeout S]
-        [--unix PATH] [--lock] [--sweep] [--keep] [--private] [--hf] [--extra FILE ...] ATTACK [ATTACK ...]
+        [--unix PATH] [--lock] [--sweep] [--keep] [--private] [--hf] [--run-dir DIR] [--extra FILE ...] ATTACK [ATTACK ...]
 
 ``--unix PATH``: listen on a filesystem unix socket at PATH (mode 0666, as PostgreSQL's
 /run/postgresql/.s.PGSQL.5432, D-Bus's /run/dbus/system_bus_socket or a docker.sock for its
@@ -115,6 +115,7 @@ def main():
     ap.add_argument("--extra", nargs="*", default=[])
     ap.add_argument("--hf", action="store_true", help="HF_TOKEN in the environment; HF_HOME=/srv/sb7-hf with a "
                     "token written by huggingface_hub's own secret writer")
+    ap.add_argument("--run-dir", help="this run directory (a second call with the same one resumes it)")
     ap.add_argument("--private", action="store_true", help="attack files mode 0600 (umask 077)")
     a = ap.parse_args()
     pid = os.getpid()
@@ -125,7 +126,7 @@ def main():
         plant_sweep_job0(sweep / "0")
         run_dir = sweep / "1"
     else:
-        run_dir = Path(f"/tmp/sb7-run-{pid}")
+        run_dir = Path(a.run_dir or f"/tmp/sb7-run-{pid}")
     work.mkdir(mode=0o755)
     os.chmod(work, 0o755)
     files = []
