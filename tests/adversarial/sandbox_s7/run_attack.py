@@ -199,6 +199,16 @@ def main():
         r = got.get("refused", [])
         print(f"ceilings.lock: another run's flock was refused {len(r)} time(s)"
               + (f", for {r[-1] - r[0]:.1f} s" if r else ""))
+    time.sleep(2)
+    left = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if str(cache) in cmd and int(p.name) != os.getpid():
+                left.append((int(p.name), int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]), cmd.split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    print("processes of this run's workers still alive 2 s after it ended (pid, ppid, program):", left)
     if a.hf:
         shutil.rmtree("/srv/sb7-hf", ignore_errors=True)
     if not a.keep:
