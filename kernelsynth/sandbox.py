@@ -86,7 +86,8 @@ def refuse_foreign_signals() -> None:
 #: Variables passed to a worker when set in the parent (exact names), besides the prefixes below.
 ENV_NAMES = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
              "CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER", "CC", "CXX", "NVCC", "OMP_NUM_THREADS",
-             "MKL_NUM_THREADS", "KERNELSYNTH_CACHE", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE"}
+             "MKL_NUM_THREADS", "KERNELSYNTH_CACHE", "PYTHONDONTWRITEBYTECODE"}
+# (not PYTHONHASHSEED: with the parent's seed a worker could make str keys collide, workers._ResultUnpickler)
 #: Prefixes passed to a worker: locale, Triton, torch's compile and build settings, CUDA and
 #: NVIDIA driver settings (device selection, JIT cache, library paths).
 ENV_PREFIXES = ("LC_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "CUDA_", "NVIDIA_", "PYTORCH_", "NVRTC_")

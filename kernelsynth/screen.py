@@ -24,9 +24,15 @@ FORBIDDEN_ATTRIBUTES = {"_getframe", "currentframe", "f_locals", "f_back", "f_gl
 def screen_source(source: str) -> List[str]:
     """What in ``source`` reaches outside a kernel's business, as ``"line N: what"`` strings
     (empty: nothing found). Raises SyntaxError for source that does not parse (the worker's
-    import reports it as the candidate's own error, so callers may ignore it)."""
+    import reports it as the candidate's own error, so callers may ignore it). Source nested too
+    deep for the parser (it raises MemoryError or RecursionError: 200 KB of unary minus,
+    tests/adversarial/sandbox_s7 screen_crash) is a finding: it ended the run when it escaped."""
     found: List[str] = []
-    for node in ast.walk(ast.parse(source)):
+    try:
+        tree = ast.parse(source)
+    except (MemoryError, RecursionError) as e:
+        return [f"the source is nested too deep to parse ({type(e).__name__})"]
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in FORBIDDEN_MODULES:

@@ -187,7 +187,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
             result.staged = {"refused": [("staging", f"could not be read: {exc}"[:300])]}
         try:
             try:
-                conn.send(result)
+                conn.send(plain(result))
             except (BrokenPipeError, ConnectionError):
                 raise
             except Exception:  # the result itself could not be pickled
@@ -202,20 +202,84 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
 #: unpickler resolves): a pickle naming any other callable (``os.system``, ``builtins.eval``, a
 #: torch rebuild function) would run it in the parent, outside the sandbox.
 RESULT_CLASSES = {("kernelsynth.workers", "JobResult"), ("kernelsynth.contract", "Fault"),
-                  ("kernelsynth.contract", "EvaluateResult"), ("builtins", "set"), ("builtins", "frozenset"),
-                  ("builtins", "complex"), ("collections", "OrderedDict"),
-                  ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+                  ("kernelsynth.contract", "EvaluateResult"), ("collections", "OrderedDict")}
+#: No numpy class (tests/adversarial/sandbox_s7: a doctored ``numpy.dtype`` state made the parent
+#: read raw bytes as an object pointer and crash, a 67-byte ``numpy`` scalar allocated 3 GiB), no
+#: set, frozenset or complex (built from a list in C: a hash flood). Results carry plain Python
+#: values; the worker converts numpy scalars before sending (:func:`plain`).
+
+#: The most items one dict of a worker's message may have (results have at most a few hundred).
+MAX_DICT_ITEMS = 1 << 16
 
 
 class ForgedMessage(Exception):
-    """A worker's message that names a class outside :data:`RESULT_CLASSES` (or does not unpickle)."""
+    """A worker's message that names a class outside :data:`RESULT_CLASSES`, has a dict key that is
+    not a str or a dict past :data:`MAX_DICT_ITEMS` (or does not unpickle)."""
 
 
-class _ResultUnpickler(pickle.Unpickler):
+class _ResultUnpickler(pickle._Unpickler):  # the Python unpickler: its dispatch table can be checked
+    """Only :data:`RESULT_CLASSES` resolvable, and every dict key a str: keys of other types can be
+    chosen to collide (integers k * (2^61 - 1) all hash to 0), and inserting n of them costs n^2/2
+    comparisons with the GIL held, which stalled every thread of the parent for 60 s
+    (tests/adversarial/sandbox_s7 hash_flood). A str's hash is salted per process (the worker does
+    not get PYTHONHASHSEED). Pure Python, so slower than the C unpickler per opcode; a result has a
+    few thousand opcodes (its raw outputs are single ``bytes`` opcodes)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
     def find_class(self, module: str, name: str):
         if (module, name) not in RESULT_CLASSES:
             raise ForgedMessage(f"the worker's message names {module}.{name}, which the parent does not unpickle")
         return super().find_class(module, name)
+
+    @staticmethod
+    def _check(target, keys) -> None:
+        if not isinstance(target, dict):
+            return  # SETITEM on an object built by REDUCE: only RESULT_CLASSES can be built
+        for k in keys:
+            if type(k) is not str:
+                raise ForgedMessage(f"the worker's message has a dict key of type {type(k).__name__}, not str")
+        if len(target) + len(keys) > MAX_DICT_ITEMS:
+            raise ForgedMessage(f"the worker's message has a dict of more than {MAX_DICT_ITEMS} items")
+
+    def _setitem(self):
+        value, key = self.stack.pop(), self.stack.pop()
+        self._check(self.stack[-1], [key])
+        self.stack[-1][key] = value
+
+    def _setitems(self):
+        items = self.pop_mark()
+        self._check(self.stack[-1], items[0::2])
+        d = self.stack[-1]
+        for i in range(0, len(items), 2):
+            d[items[i]] = items[i + 1]
+
+    def _no_sets(self):
+        raise ForgedMessage("the worker's message builds a set, which results never have")
+
+    dispatch[pickle.SETITEM[0]] = _setitem
+    dispatch[pickle.SETITEMS[0]] = _setitems
+    for _op in (pickle.EMPTY_SET, pickle.ADDITEMS, pickle.FROZENSET):  # protocol 4+ sets need no class
+        dispatch[_op[0]] = _no_sets
+    del _op
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars turned into Python numbers (the parent refuses numpy classes),
+    recursively through dicts, lists, tuples and dataclass fields; anything else unchanged."""
+    import dataclasses
+
+    mod = type(value).__module__
+    if mod == "numpy" and hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return type(value)(plain(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            setattr(value, f.name, plain(getattr(value, f.name)))
+    return value
 
 
 def load_message(data: bytes) -> Any:

@@ -136,3 +136,20 @@ def test_an_oversized_text_field_is_cut_and_rejects_the_observation(jobs):
     assert len(row["aten_ops"]) == FIELD_CAP
     (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()
     assert stored["verdict"] == "rejected"
+
+
+def test_a_result_field_of_the_wrong_type_rejects_the_observation_not_the_run(jobs):
+    """Found by tests/adversarial/sandbox_s7 field_types: ``reason=12345`` made the parent's
+    store.append raise ArrowTypeError, which ended the run, and resuming it ended the same way."""
+    for bad, named in ((EvaluateResult(verdict="rejected", reason=12345), "reason (int)"),
+                       (EvaluateResult(verdict="accepted", reason="", median_ms="0.001"), "median_ms (str)"),
+                       (EvaluateResult(verdict="accepted", reason="", trials=True), "trials (bool)"),
+                       (EvaluateResult(verdict=["accepted"], reason=""), "verdict")):
+        row = observation_row(jobs[0], finished(bad, 1.0), _cpu_hw())
+        assert (row["verdict"], row["fault"]) == ("rejected", "tampering"), row["reason"]
+        assert named in row["reason"], row["reason"]
+        (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()  # the table holds it
+        assert stored["fault"] == "tampering"
+    ok = observation_row(jobs[0], finished(EvaluateResult(verdict="rejected", reason="wrong output: x", trials=3), 1.0),
+                         _cpu_hw())
+    assert (ok["verdict"], ok["fault"]) == ("rejected", "wrong_output")

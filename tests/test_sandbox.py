@@ -8,6 +8,7 @@ skips the ones that need it, for a machine that cannot have it.
 
 import json
 import os
+import pickle
 import re
 import shutil
 import socket
@@ -589,6 +590,59 @@ def test_a_result_message_may_not_name_bytearray():
         load_message(bomb)
 
 
+def test_a_result_message_may_not_name_numpy_sets_or_complex():
+    """tests/adversarial/sandbox_s7 np_void_bomb, np_struct_segv: numpy's scalar constructor and
+    dtype were resolvable, so 67 bytes made the parent allocate 3 GiB and 335 bytes (a dtype with
+    doctored state) crashed it with SIGSEGV. Sets, frozensets and complex are gone too (a set is
+    built in C from a list: a hash flood)."""
+    from kernelsynth.workers import ForgedMessage, load_message
+
+    bomb = b"\x80\x02cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x05\x00\x00\x00V1024\x85R\x85R."
+    with pytest.raises(ForgedMessage, match="numpy"):
+        load_message(bomb)
+    for obj in ({1, 2}, frozenset({3}), 1 + 2j):
+        for protocol in (2, 5):  # a class name, or (protocol 4+ sets) opcodes that need none
+            with pytest.raises(ForgedMessage, match="set|complex"):
+                load_message(pickle.dumps({"x": [obj]}, protocol=protocol))
+
+
+def test_a_result_message_with_colliding_keys_is_refused_in_linear_time():
+    """tests/adversarial/sandbox_s7 hash_flood: 40k int keys that all hash to 0 took 60 s to
+    unpickle with the GIL held. Dict keys must be str."""
+    import time
+
+    from kernelsynth.workers import ForgedMessage, load_message
+
+    P = (1 << 61) - 1
+    assert len({hash(k * P) for k in range(1, 100)}) == 1
+    msg = b"\x80\x02}(" + b"".join(pickle.dumps(k * P, protocol=2)[2:-1] + b"K\x00" for k in range(1, 20001)) + b"u."
+    t = time.perf_counter()
+    with pytest.raises(ForgedMessage, match="dict key of type int"):
+        load_message(msg)
+    assert time.perf_counter() - t < 1.0
+    with pytest.raises(ForgedMessage, match="dict key of type int"):
+        load_message(pickle.dumps({1: "a"}, protocol=2))  # SETITEM, one item
+    # an honest result still loads (str keys, nested dicts, bytes, tuples, the result classes)
+    from kernelsynth.contract import EvaluateResult
+    from kernelsynth.workers import JobResult, plain
+
+    from kernelsynth.contract import Fault
+
+    r = JobResult(Fault.OK, value=EvaluateResult(verdict="accepted", reason=""), seconds=1.0)
+    r.staged = {"files": {"triton/x/y.json": b"{}"}, "refused": [("a", "b")], "counts": {"misses": 1}}
+    back = load_message(pickle.dumps(plain(r)))
+    assert back.staged == r.staged and back.value.verdict == "accepted"
+
+
+def test_numpy_values_in_a_result_are_sent_as_python_numbers():
+    import numpy as np
+
+    from kernelsynth.workers import load_message, plain
+
+    got = load_message(pickle.dumps(plain({"a": np.float32(1.5), "b": [np.int64(3), (np.bool_(True),)]})))
+    assert got == {"a": 1.5, "b": [3, (True,)]} and type(got["a"]) is float and type(got["b"][0]) is int
+
+
 def test_a_worker_leaves_the_parents_session_keyring():
     """Found by tests/adversarial/sandbox_s6 keyring_read: the kernel keyring is not namespaced and
     a worker on its own uid read a key of the parent's session keyring (the possessor's right).
@@ -685,3 +739,14 @@ def test_external_candidates_refuse_a_sandbox_that_keeps_uid_0(tmp_path):
     with pytest.raises(UserError, match="refusing to run external candidates in a sandbox that keeps uid 0 .*"
                                         "not readable by other users"):
         engine.run(compose(run), tmp_path / "refused")
+
+
+def test_a_source_too_deep_for_the_parser_is_a_finding_not_a_crash():
+    """tests/adversarial/sandbox_s7 screen_crash: ast.parse raised MemoryError (or RecursionError)
+    in the parent's screen, which did not catch it: the run ended with no observation."""
+    from kernelsynth.screen import screen_source
+
+    for source in ("x = " + "-" * 200000 + "1\n", "x = " + "1+" * 300000 + "1\n"):
+        (finding,) = screen_source(source)
+        assert finding.startswith("the source is nested too deep to parse"), finding
+    assert screen_source("import torch\nx = -1\n") == []
