@@ -3,7 +3,7 @@
 Launching: :class:`Sandbox` turns a worker's command line into one run by bubblewrap (``bwrap``,
 Debian's ``bubblewrap`` package) when it works on this machine: no network (a new network
 namespace), a PID namespace (every process a job starts dies with its worker), the filesystem
-read-only, the run directory, the user's home and container secrets hidden (tmpfs over them),
+read-only, the run directory, the user's home, /run (unix sockets) and container secrets hidden (tmpfs over them),
 a size-limited private ``/tmp`` (and ``/dev/shm``, limited alike) as the only writable place (the worker's scratch: HOME, the
 staging folder of new compile outputs, Inductor's cache), the shared compile cache bound
 read-only (kernelsynth/cache.py: only the parent writes it), a private tmpfs over the torch
@@ -190,8 +190,13 @@ def gpu_device_nodes() -> List[str]:
 
 
 #: Paths hidden from every sandbox when they exist: root's home, container and cloud secrets,
-#: host keys, the persistent temporary folder (the sandbox's /tmp is its own already).
-SECRET_PATHS = ("/root", "/run/secrets", "/var/run/secrets", "/etc/ssh", "/var/tmp")
+#: host keys, the persistent temporary folder (the sandbox's /tmp is its own already), and the
+#: runtime folders, whose unix sockets (the session bus, docker.sock, agents) a network namespace
+#: does not isolate (tests/adversarial/sandbox_s7 unix_socket: a candidate talked to a listener at
+#: /run/kernelsynth-s7.sock). GPU sandboxes get the NVIDIA daemons' folders back (:data:`GPU_RUN_PATHS`).
+SECRET_PATHS = ("/root", "/run", "/var/run", "/run/secrets", "/var/run/secrets", "/etc/ssh", "/var/tmp")
+#: Under /run, what a GPU worker keeps (read-only): the persistence and fabric manager daemons.
+GPU_RUN_PATHS = ("/run/nvidia-persistenced", "/run/nvidia-fabricmanager")
 
 
 @dataclass
@@ -300,7 +305,7 @@ class Sandbox:
             cmd += ["--tmpfs", p]
         # read back what the worker needs under a hidden folder: Python, its packages, the spec
         need = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-                *[p for p in sys.path if p], *self.readable]
+                *[p for p in sys.path if p], *self.readable, *(GPU_RUN_PATHS if self.gpu else ())]
         made, bound = set(), []
 
         def lead_to(p: str) -> None:

@@ -750,3 +750,36 @@ def test_a_source_too_deep_for_the_parser_is_a_finding_not_a_crash():
         (finding,) = screen_source(source)
         assert finding.startswith("the source is nested too deep to parse"), finding
     assert screen_source("import torch\nx = -1\n") == []
+
+
+def test_a_unix_socket_on_the_hosts_filesystem_is_not_reachable():
+    """tests/adversarial/sandbox_s7 unix_socket: a path-bound unix socket is not isolated by the
+    network namespace, and /run (the session bus, docker.sock, agents) was visible: a candidate
+    sent bytes to a listener at /run/kernelsynth-s7.sock and read its reply."""
+    _sandbox_or_skip()
+    path = f"/run/kernelsynth-test-{os.getpid()}.sock"
+    try:
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(path)
+    except OSError as e:
+        pytest.skip(f"cannot make a socket under /run here: {e}")
+    try:
+        os.chmod(path, 0o666)
+        srv.listen(1)
+        srv.setblocking(False)
+        box = Sandbox(SandboxSettings(mode="on"))
+        code = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(sys.argv[1]); s.send(b'x')"
+                "\n    print('connected')\nexcept OSError as e:\n    print('refused', type(e).__name__)")
+        r = subprocess.run(box.command([sys.executable, "-s", "-c", code, path], {"uid": None}), capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split()[0] == "refused", r.stdout
+        with pytest.raises(BlockingIOError):
+            srv.accept()
+        # the host side can still connect: the listener was reachable, the sandbox is what hid it
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(path)
+        c.close()
+    finally:
+        srv.close()
+        os.unlink(path)
