@@ -129,7 +129,9 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
         "observations": len(observations), "records": sum(t["accepted"] for t in trajectories),
         "rejected": sum(not t["accepted"] for t in trajectories),
         "dataset_dir": str(dataset_dir), "published": published, "publish_error": publish_error,
-        "sandbox": sandbox.to_dict(), "integrity_events": store.events,
+        # the jobs' sandbox (exploration's), else the probe's (a run whose exploration did not start one)
+        "sandbox": getattr(stages["exploration"], "sandbox_report", None) or sandbox.to_dict(),
+        "integrity_events": store.events,
         "compile_cache": getattr(stages["exploration"], "cache_report", None),
         "ceilings": {"methods": hw.ceiling_methods, "corrections": hw.ceiling_corrections},
         "profiles": profile_summary(observations, spec.sha256),

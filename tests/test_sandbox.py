@@ -393,6 +393,7 @@ def test_forged_observation_is_re_run_at_resume_and_recorded_in_run_json(tmp_pat
                      "    def forward(self, x): return torch.zeros_like(x)\n")
     (spec / "spec.yaml").write_text((spec / "spec.yaml").read_text().replace(
         "candidates:", f"candidates:\n  - {{version: v0, name: zeros, file: {zeros}, technique: zeros, rationale: wrong}}"))
+    os.chmod(zeros, 0o600)  # as root: these jobs' workers keep uid 0, the probe's do not (sandbox_s7 uid_claim)
     overrides = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", f"task.spec={spec / 'spec.yaml'}"]
     run_dir = tmp_path / "run"
     first = engine.run(compose(overrides), run_dir)
@@ -409,6 +410,8 @@ def test_forged_observation_is_re_run_at_resume_and_recorded_in_run_json(tmp_pat
     assert [(e["at"], Path(e["file"]).name) for e in run["integrity_events"]] == [("resume", shard.name)]
     assert run["integrity_events"][0]["problem"] == "no authentication tag"
     assert pq.read_table(run_dir / "observations.parquet").schema.metadata[b"kernelsynth.hmac"]
+    if run["sandbox"]["active"] and os.geteuid() == 0:  # run.json describes the jobs' sandbox, not the probe's
+        assert run["sandbox"]["drop_uid"] is False and "uid 0" in run["sandbox"]["status"], run["sandbox"]
 
 
 def test_a_candidate_file_private_to_the_user_keeps_the_worker_at_uid_0(tmp_path):

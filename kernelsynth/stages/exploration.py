@@ -88,6 +88,7 @@ class Exploration:
         self.sandbox = SandboxSettings.of(sandbox)
         #: the last run's compile cache report (run.json ``compile_cache``; kernelsynth/cache.py)
         self.cache_report: Optional[Dict[str, Any]] = None
+        self.sandbox_report: Optional[Dict[str, Any]] = None  # the jobs' sandbox (Sandbox.to_dict), for run.json
         self.profile, self.profile_timeout_s, self.profile_budget_s = profile, profile_timeout_s, profile_budget_s
         self.ncu = ncu
 
@@ -195,6 +196,11 @@ class Exploration:
             jobs = self.plan(spec, hw, external, cache_dir, generated)
         # sandboxed, workers read the shared cache and stage new entries; the parent promotes them
         cache = CompileCache(cache_dir, sandboxed=sandbox.active)
+        # run.json's "sandbox" is this one (the probe's folders differ: a candidate file of mode 0600
+        # keeps these workers at uid 0 where the probe's dropped it, tests/adversarial/sandbox_s7 uid_claim)
+        self.sandbox_report = sandbox.to_dict()
+        if sandbox.active and os.geteuid() == 0 and not sandbox.drop_uid:
+            log.warning("jobs' sandbox: %s", sandbox.status)
         if external and not sandbox.active and not self.sandbox.allow_unsandboxed_external:
             raise UserError(f"refusing to run external candidates without the sandbox ({sandbox.problem}): they would "
                             "run with this user's files, credentials and network. Install bubblewrap (or set "
