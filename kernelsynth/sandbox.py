@@ -282,12 +282,15 @@ class Sandbox:
         return {"nproc": s.nproc, "nofile": s.nofile, "fsize": s.fsize_mb << 20, "cpu_s": s.cpu_s,
                 "cpu_s_worker": s.cpu_s_worker, "uid": uid, "groups": groups, "sandboxed": self.active}
 
-    def command(self, argv: List[str], limits: Dict[str, Any]) -> List[str]:
-        """``argv`` wrapped in bwrap (or unchanged when the sandbox is not active)."""
+    def command(self, argv: List[str], limits: Dict[str, Any], tag: Optional[str] = None) -> List[str]:
+        """``argv`` wrapped in bwrap (or unchanged when the sandbox is not active). ``tag``: a word
+        put in bwrap's own command line (``--setenv KERNELSYNTH_WORKER_TAG tag``), by which
+        :func:`kill_tagged` finds the inner bwrap (a fork of the outer one, same command line)."""
         if not self.active:
             return list(argv)
         s = self.settings
-        cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        cmd = [self.bwrap, *(["--setenv", "KERNELSYNTH_WORKER_TAG", tag] if tag else []),
+               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                "--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", "/tmp",
                "--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", "/dev/shm"]  # both bounded
         for n in gpu_device_nodes() if self.gpu else []:
@@ -508,6 +511,31 @@ def kill_namespace_leftovers() -> None:
                 break
         except ChildProcessError:
             break
+
+
+def kill_tagged(tag: str) -> List[int]:
+    """SIGKILL every process whose command line has ``KERNELSYNTH_WORKER_TAG`` ``tag``: a worker's
+    bwrap processes. The outer bwrap (the parent's child) hands the job to an inner one, pid 1 of
+    the new PID namespace, which arms ``--die-with-parent`` only once it runs: killed in its first
+    ~20 ms the outer one left the inner alive for good, parented to init and holding the parent's
+    descriptors (tests/adversarial/sandbox_s7 startup_kill). Killing the inner one ends its whole
+    PID namespace. Returns the pids signalled."""
+    import signal
+
+    needle = b"KERNELSYNTH_WORKER_TAG\x00" + tag.encode() + b"\x00"
+    hit = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if needle not in f.read():
+                    continue
+            os.kill(int(d), signal.SIGKILL)
+            hit.append(int(d))
+        except OSError:
+            continue
+    return hit
 
 
 def kill_descendants() -> None:

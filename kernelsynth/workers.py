@@ -35,6 +35,7 @@ import json
 import multiprocessing as mp
 import os
 import pickle
+import secrets
 import shutil
 import signal
 import subprocess
@@ -48,7 +49,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .contract import RESTART_FAULTS, Fault
-from .sandbox import Sandbox, worker_environment
+from .sandbox import Sandbox, kill_tagged, worker_environment
 from .verify.failures import TamperingError
 
 #: errno values by which the sandbox (or a resource limit) denies something (fault ``sandbox``):
@@ -342,8 +343,8 @@ class _Process:
     """A worker's OS process (``subprocess.Popen``) with the part of ``multiprocessing.Process``
     the pool uses. ``exitcode`` is negative for a signal (bwrap reports 128 + signal)."""
 
-    def __init__(self, popen: subprocess.Popen, sandboxed: bool, scratch: Optional[str]):
-        self.popen, self.sandboxed, self.scratch = popen, sandboxed, scratch
+    def __init__(self, popen: subprocess.Popen, sandboxed: bool, scratch: Optional[str], tag: Optional[str] = None):
+        self.popen, self.sandboxed, self.scratch, self.tag = popen, sandboxed, scratch, tag
 
     @property
     def pid(self) -> int:
@@ -355,6 +356,8 @@ class _Process:
     def kill(self) -> None:
         if self.is_alive():
             self.popen.kill()
+        if self.sandboxed and self.tag:  # and the inner bwrap, if it was not armed yet (sandbox.kill_tagged)
+            kill_tagged(self.tag)
 
     def join(self, timeout: Optional[float] = None) -> None:
         try:
@@ -400,13 +403,14 @@ class _Worker:
         # stdout_flood, fds_parent), bounded by the worker's RLIMIT_FSIZE; its tail explains a crash
         self.output = tempfile.TemporaryFile(prefix="kernelsynth-worker-output-")
         try:
-            popen = subprocess.Popen(sandbox.command(argv, limits), pass_fds=(child.fileno(),),
+            tag = secrets.token_hex(8)
+            popen = subprocess.Popen(sandbox.command(argv, limits, tag=tag), pass_fds=(child.fileno(),),
                                      env=worker_environment(dict(os.environ), env, home),
                                      cwd=scratch or "/", stdin=subprocess.DEVNULL, stdout=self.output,
                                      stderr=subprocess.STDOUT)
         finally:
             child.close()
-        self.proc = _Process(popen, sandbox.active, scratch)
+        self.proc = _Process(popen, sandbox.active, scratch, tag)
         self.job: Optional[Tuple[int, float]] = None  # (job index, start time)
         #: why this worker's staged compile outputs are not promoted (None: they are)
         self.taint: Optional[str] = None

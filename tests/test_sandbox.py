@@ -786,3 +786,29 @@ def test_a_unix_socket_on_the_hosts_filesystem_is_not_reachable():
     finally:
         srv.close()
         os.unlink(path)
+
+
+def test_a_worker_killed_while_it_starts_leaves_no_process_behind():
+    """tests/adversarial/sandbox_s7 startup_kill: a worker killed in bwrap's first ~20 ms (the pool
+    kills a fresh spare when a run ends or fails right after starting one) left the inner bwrap,
+    pid 1 of the new PID namespace, alive for good with ppid 1 and the parent's descriptors."""
+    _sandbox_or_skip()
+    from kernelsynth.workers import _Worker
+
+    box = Sandbox(SandboxSettings(mode="on", tmp_mb=77))
+    marker = b"--size\x00" + str(77 << 20).encode() + b"\x00"
+    for delay in (0.0, 0.0, 0.005, 0.01, 0.02, 0.05):
+        w = _Worker(box, {})
+        time.sleep(delay)
+        w.proc.kill()
+        w.proc.join(5)
+    time.sleep(1.0)
+
+    def cmdline(p):
+        try:
+            return (p / "cmdline").read_bytes()
+        except OSError:
+            return b""
+
+    left = [p.name for p in Path("/proc").glob("[0-9]*") if marker in cmdline(p)]
+    assert left == [], f"bwrap processes left behind: {left}"
