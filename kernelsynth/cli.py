@@ -66,7 +66,9 @@ def _app(cfg: DictConfig) -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     (run_dir / "failed.json").unlink(missing_ok=True)  # a resumed sweep job starts over
     try:
-        result = engine.run(cfg, run_dir, publish=not multirun)  # a sweep publishes its merged dataset
+        # a sweep publishes its merged dataset; its folder (the other jobs' directories) is hidden
+        # from workers too (tests/adversarial/sandbox_s7 sweep_sibling)
+        result = engine.run(cfg, run_dir, publish=not multirun, hidden=[hc.sweep.dir] if multirun else [])
     except UserError as e:
         if cfg.verbose:
             raise

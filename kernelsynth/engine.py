@@ -12,7 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
@@ -88,8 +88,9 @@ def load_task(cfg: DictConfig) -> TaskSpec:
     return load_spec(path, tunables=tunables or None, dtypes=list(t.dtypes) or None, task_folder=not t.spec)
 
 
-def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> RunResult:
+def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidden: Sequence[str] = ()) -> RunResult:
     """Run the three phases (and publishing) into ``run_dir``; print and return the summary.
+    ``hidden``: folders workers may not see besides ``run_dir`` (a sweep's folder: its other jobs).
 
     Raises UserError before any work for a bad config, spec, hardware target or missing Hub
     token. A failed push does not raise: ``publish_error`` says what failed (the dataset is kept)."""
@@ -102,7 +103,7 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
     stages["publish"].check()  # no token or a bad repo id: stop now, not after the whole run
     spec = load_task(cfg)
     log.info("task %s from %s (sha256 %s)", spec.name, spec.path, spec.sha256[:12])
-    sandbox = Sandbox(cfg.exploration.get("sandbox"), hidden=[str(run_dir)], readable=[str(Path(spec.reference).parent)],
+    sandbox = Sandbox(cfg.exploration.get("sandbox"), hidden=[str(run_dir), *map(str, hidden)], readable=[str(Path(spec.reference).parent)],
                       gpu=not bool(cfg.hw.interpret))
     log.info(sandbox.status) if sandbox.active else log.warning(sandbox.status)
     probe = probe_hardware(bool(cfg.hw.interpret), spec.reference, sandbox=sandbox)
@@ -114,7 +115,7 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True) -> R
         log.info(line)
 
     store = ObservationStore(run_dir)
-    observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console)
+    observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console, hidden=hidden)
     trajectories = stages["selection"].run(spec, observations, run_dir)
     dataset_dir = stages["synthesis"].run(spec, hw, trajectories, observations, run_dir, config)
     published = publish_error = None

@@ -812,3 +812,34 @@ def test_a_worker_killed_while_it_starts_leaves_no_process_behind():
 
     left = [p.name for p in Path("/proc").glob("[0-9]*") if marker in cmdline(p)]
     assert left == [], f"bwrap processes left behind: {left}"
+
+
+def test_a_sweep_job_cannot_read_its_sibling_jobs(tmp_path, monkeypatch):
+    """tests/adversarial/sandbox_s7 sweep_sibling: only the job's own directory was hidden, so job
+    1's candidate read job 0's log, config, observations and corpus copies. A multirun job hides
+    the sweep's folder (cli passes ``hidden=[hydra.sweep.dir]`` to engine.run, which hands it to
+    the probe's and the exploration's sandboxes)."""
+    _sandbox_or_skip()
+    top = ROOT / "outputs" / f".test-sweep-{os.getpid()}"  # a visible folder (/tmp is private in the sandbox)
+    sweep = top / "multirun" / "x"
+    try:
+        (sweep / "0").mkdir(parents=True)
+        (sweep / "1").mkdir()
+        for d in (top, top / "multirun", sweep, sweep / "0", sweep / "1"):
+            os.chmod(d, 0o755)
+        (sweep / "0" / "cli.log").write_text("job 0's log\n")
+        os.chmod(sweep / "0" / "cli.log", 0o644)
+        code = "import sys\ntry:\n    print(open(sys.argv[1]).read().strip())\nexcept OSError as e:\n    print('hidden', e.errno)"
+        argv = [sys.executable, "-s", "-c", code, str(sweep / "0" / "cli.log")]
+        for hidden, expect in (([str(sweep / "1")], "job"), ([str(sweep / "1"), str(sweep)], "hidden")):
+            box = Sandbox(SandboxSettings(mode="on"), hidden=hidden)
+            r = subprocess.run(box.command(argv, {"uid": None}), capture_output=True, text=True, timeout=60)
+            if expect == "job" and r.stdout.split()[:1] == ["hidden"]:
+                pytest.skip(f"{top} is hidden from workers anyway (under the home?)")
+            assert r.returncode == 0 and r.stdout.split()[0] == expect, (hidden, r.stdout, r.stderr)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    from kernelsynth.stages.exploration import Exploration
+
+    box = Exploration().sandbox_for([], sweep / "1", [], gpu=False, hidden=[str(sweep)])
+    assert str(sweep) in box.hidden

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__, backends
 from .. import inductor, profiling
@@ -170,8 +170,9 @@ class Exploration:
 
     # ------------------------------------------------------------------ running
     def run(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, cache_dir: Path,
-            console=None) -> List[Dict[str, Any]]:
-        """Run every planned job not yet on disk; return all observations of the run directory."""
+            console=None, hidden: Sequence[str] = ()) -> List[Dict[str, Any]]:
+        """Run every planned job not yet on disk; return all observations of the run directory.
+        ``hidden``: folders hidden from workers besides the run directory (a sweep's folder)."""
         if self.extra_candidates and "external" not in self.sources:
             log.warning("exploration.extra_candidates ignored: 'external' is not in exploration.sources %s", self.sources)
         external = load_external(self.extra_candidates, store.dir.parent) if "external" in self.sources else []
@@ -189,7 +190,7 @@ class Exploration:
         generated_dir = store.run_dir / inductor.FOLDER
         if "inductor" in self.sources:
             generated_dir.mkdir(parents=True, exist_ok=True)
-        sandbox = self.sandbox_for(jobs, store.run_dir, [extensions], gpu=not hw.interpret, cache=cache_dir,
+        sandbox = self.sandbox_for(jobs, store.run_dir, [extensions], gpu=not hw.interpret, cache=cache_dir, hidden=hidden,
                                    extra_readable=[str(generated_dir)] if "inductor" in self.sources else [])
         if "inductor" in self.sources:
             generated = self._generate(spec, hw, store, env, sandbox, cache_dir)
@@ -324,7 +325,8 @@ class Exploration:
         return rows
 
     def sandbox_for(self, jobs: List[Job], run_dir: Path, private: List[str], gpu: bool,
-                    cache: Optional[Path] = None, extra_readable: Optional[List[str]] = None) -> Sandbox:
+                    cache: Optional[Path] = None, extra_readable: Optional[List[str]] = None,
+                    hidden: Sequence[str] = ()) -> Sandbox:
         """The sandbox of this run's workers: the run directory hidden; the folders of the
         reference, of each candidate, of each backend loaded from a file and ``extra_readable``
         (the generated candidates' folder) readable; ``cache`` (the shared compile cache)
@@ -335,7 +337,8 @@ class Exploration:
                      if j.request.backend_source and j.request.backend_source.endswith(".py")}
         for d in private:
             Path(d).mkdir(parents=True, exist_ok=True)  # a mount point must exist on a read-only filesystem
-        return Sandbox(self.sandbox, hidden=[str(run_dir)], readable=sorted(readable), private=private, gpu=gpu,
+        return Sandbox(self.sandbox, hidden=[str(run_dir), *map(str, hidden)], readable=sorted(readable),
+                       private=private, gpu=gpu,
                        cache=str(cache) if cache is not None else None)
 
     def _generate(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, env: Dict[str, str],
