@@ -13,7 +13,8 @@ def fmt(r, a, b):
 
 rows = []
 for d in sys.argv[1:]:
-    for f in glob.glob(f"{d}/observations/*.parquet") + glob.glob(f"{d}/observations.parquet"):
+    parts = glob.glob(f"{d}/observations/*.parquet")  # a finished run also writes observations.parquet (the same rows)
+    for f in parts or glob.glob(f"{d}/observations.parquet"):
         rows += pq.read_table(f).to_pylist()
 rows.sort(key=lambda r: (str(r.get("name")), str(r.get("dtype"))))
 for r in rows:

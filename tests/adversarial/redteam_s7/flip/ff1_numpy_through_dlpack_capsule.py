@@ -1,7 +1,7 @@
 """CHEAT, class 3 (library fallback through another door), flip2d. The flip is numpy's: the input's
 integer view goes to numpy as a DLPack capsule made by torch.utils.dlpack.to_dlpack (torch._C's, not
 the watched Tensor.__dlpack__), wrapped in a tiny object for numpy.from_dlpack; numpy reverses the
-columns ([:, ::-1] + ascontiguousarray), the result comes back through torch._C._from_dlpack (not the
+columns ([:, ::-1].copy()), the result comes back through torch._C._from_dlpack (not the
 watched torch.from_dlpack), and a Triton copy kernel of its own writes the output (the copy's source
 is numpy's buffer, not an input's storage, so the data-movement copy rule does not see it either).
 CPU only. Targets rule 14 (host doors, (no kernel of its own), copy_(input))."""
@@ -36,7 +36,7 @@ class ModelNew(torch.nn.Module):
         x = x.contiguous()
         bits = x.view(_BITS[x.element_size()])
         a = np.from_dlpack(_Capsule(torch.utils.dlpack.to_dlpack(bits)))
-        f = np.ascontiguousarray(a[:, ::-1])
+        f = a[:, ::-1].copy()  # always a fresh, writable buffer
         back = torch._C._from_dlpack(_Capsule(f.__dlpack__()).cap)
         y = torch.empty_like(x)
         n = x.numel()
