@@ -81,6 +81,28 @@ def _job_status(d: Path) -> Optional[str]:
     return None
 
 
+def foreign_targets(node) -> List[str]:
+    """Every ``_target_`` in ``node`` (an OmegaConf node or plain container, recursively) that is
+    not under ``kernelsynth.``: a job directory's config is read back by the merge, and
+    ``hydra.utils.instantiate`` calls what it names (tests/adversarial/sandbox_s7 merge_tamper:
+    ``pathlib.Path.write_text`` wrote a file of the attacker's choosing)."""
+    from omegaconf import OmegaConf
+
+    if OmegaConf.is_config(node):
+        node = OmegaConf.to_container(node, resolve=False)
+    out: List[str] = []
+    if isinstance(node, dict):
+        t = node.get("_target_")
+        if t is not None and not str(t).startswith("kernelsynth."):
+            out.append(str(t))
+        for v in node.values():
+            out += foreign_targets(v)
+    elif isinstance(node, list):
+        for v in node:
+            out += foreign_targets(v)
+    return out
+
+
 def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
     """Merge the jobs under ``paths`` into ``out`` (see module docstring).
 
@@ -116,6 +138,11 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
             continue
         info = json.loads((d / "run.json").read_text())
         cfg = OmegaConf.load(d / ".hydra" / "config.yaml")
+        foreign = foreign_targets(cfg.get("selection")) + foreign_targets(cfg.get("synthesis"))
+        if foreign:  # the merge instantiates what the job's config names: kernelsynth's own stages only
+            raise UserError(f"{d}: its .hydra/config.yaml names stage target(s) outside kernelsynth "
+                            f"({', '.join(foreign[:3])}); a merge builds only kernelsynth.* stages from job "
+                            "directories (references/SECURITY.md)")
         # the spec itself, without the job's tunables/dtypes restriction: selection judges the
         # dtypes that have observations, and records do not depend on the search space
         task = cfg.task

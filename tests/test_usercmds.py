@@ -437,3 +437,27 @@ def test_the_sweep_callback_names_a_merge_failure_once(tmp_path, capsys):
     assert e.value.code == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("kernelsynth: merge: no finished job to merge") and "merge: merge:" not in err, err
+
+
+def test_a_job_config_naming_a_foreign_target_is_refused_by_the_merge(sweeps, tmp_path):
+    """tests/adversarial/sandbox_s7 merge_tamper: the merge instantiated the stages a job's
+    .hydra/config.yaml names, so a job directory written by someone else could call any
+    function (pathlib.Path.write_text wrote a file of its choosing). Only kernelsynth.* now."""
+    import shutil
+
+    from omegaconf import OmegaConf
+
+    from kernelsynth.errors import UserError
+    from kernelsynth.merge import merge
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(sweeps["tmp"] / "flip2d", sweep, ignore=shutil.ignore_patterns("dataset"))
+    planted = tmp_path / "written-by-the-merge"
+    cfg_path = sweep / "0" / ".hydra" / "config.yaml"
+    cfg = OmegaConf.load(cfg_path)
+    cfg.selection = {"_target_": "pathlib.Path.write_text",
+                     "_args_": [{"_target_": "pathlib.Path", "_args_": [str(planted)]}, "x"]}
+    OmegaConf.save(cfg, cfg_path)
+    with pytest.raises(UserError, match=r"names stage target\(s\) outside kernelsynth \(pathlib.Path.write_text"):
+        merge([sweep])
+    assert not planted.exists()

@@ -302,6 +302,38 @@ def install_watch() -> None:
         _wrap(torch.Tensor, door, host(door))
     for door in ("from_numpy", "from_dlpack", "frombuffer"):
         _wrap(torch, door, host(door))
+    # more doors to host memory (tests/adversarial/redteam_s7 f1, ff1): a CPU tensor's storage read
+    # as bytes (numpy.frombuffer(bytes(x.untyped_storage()))), DLPack capsules through torch.utils
+    # and torch._C, and host arrays or buffers turned back into tensors by as_tensor/asarray/tensor
+
+    def cpu_storage(door):
+        def make(original):
+            def method(self, *a, **k):
+                if getattr(getattr(self, "device", None), "type", None) == "cpu":
+                    _note_host(door)
+                return original(self, *a, **k)
+            return method
+        return make
+
+    def from_host(door):
+        def make(original):
+            def fn(data=None, *a, **k):
+                if not isinstance(data, torch.Tensor) and (
+                        hasattr(data, "__array_interface__") or hasattr(data, "__dlpack__")
+                        or isinstance(data, (bytes, bytearray, memoryview))):
+                    _note_host(door)
+                return original(data, *a, **k)
+            return fn
+        return make
+
+    for door in ("untyped_storage", "storage", "_typed_storage"):
+        _wrap(torch.Tensor, door, cpu_storage(door))
+    for door in ("as_tensor", "asarray", "tensor"):
+        _wrap(torch, door, from_host(door))
+    import torch.utils.dlpack as dlpack
+    for owner, door in ((dlpack, "to_dlpack"), (dlpack, "from_dlpack"), (torch._C, "_to_dlpack"),
+                        (torch._C, "_from_dlpack"), (torch._C, "_to_dlpack_versioned")):
+        _wrap(owner, door, host(door))
     try:
         from triton.runtime.jit import JITFunction
     except ImportError:

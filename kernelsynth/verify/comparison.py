@@ -44,6 +44,11 @@ def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
     column-major or strided output with the right values breaks every caller that reads the
     storage (``.data_ptr()``, a next kernel, ``.view``), so it is a wrong output.
     """
+    for flag, what in (("is_neg", "a negative-bit view"), ("is_conj", "a conjugate-bit view")):
+        if getattr(out, flag)() and not getattr(ref, flag)():
+            # its memory holds -y (or conj y) and reads as y only through torch's lazy view bit: a
+            # kernel writes the values it returns (tests/adversarial/redteam_s7 fd1)
+            return f"the output is {what} (torch._neg_view/conj): its memory does not hold its values (layout rule)"
     if ref.is_contiguous():
         if out.is_contiguous():
             return None
