@@ -12,8 +12,10 @@ strip's SPLIT partials from L2 and adds them in the order k = 0, 1, ..., SPLIT -
 and its rounding are the same on every call (no float atomics), and sets the counter back to zero
 for the next call (so the module allocates its counters once, zeroed). With CHUNK_M = 128 or 256
 rows the timing shape has thousands of programs: a tail of at most one short program per SM
-instead of a second wave, and one launch instead of two. Extra traffic: the partials, 2 * SPLIT *
-N * 4 bytes (2 MiB at the timing shape with CHUNK_M = 256, under 1% of x).
+instead of a second wave, and one launch instead of two. Tiles of BLOCK_M = 64 rows over 8 warps
+keep 16 KB (BLOCK_N = 128, bfloat16) of loads in flight per program at 64 registers per thread,
+twice v2's first config. Extra traffic: the partials, 2 * SPLIT * N * 4 bytes (4 MiB at the timing
+shape with CHUNK_M = 256, under 2% of x).
 """
 
 import torch
@@ -46,7 +48,7 @@ def _split_m_one_launch_kernel(X, P, Y, CNT, M, N, SPLIT, CHUNK_M: tl.constexpr,
 
 
 class ModelNew(torch.nn.Module):
-    def __init__(self, BLOCK_M=32, BLOCK_N=128, CHUNK_M=256, num_warps=4):
+    def __init__(self, BLOCK_M=64, BLOCK_N=128, CHUNK_M=256, num_warps=8):
         super().__init__()
         assert CHUNK_M % BLOCK_M == 0
         self.BLOCK_M, self.BLOCK_N, self.CHUNK_M, self.num_warps = BLOCK_M, BLOCK_N, CHUNK_M, num_warps
