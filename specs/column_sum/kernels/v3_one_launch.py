@@ -12,10 +12,11 @@ strip's SPLIT partials from L2 and adds them in the order k = 0, 1, ..., SPLIT -
 and its rounding are the same on every call (no float atomics), and sets the counter back to zero
 for the next call (so the module allocates its counters once, zeroed). With CHUNK_M = 128 or 256
 rows the timing shape has thousands of programs: a tail of at most one short program per SM
-instead of a second wave, and one launch instead of two. Tiles of BLOCK_M = 64 rows over 8 warps
-keep 16 KB (BLOCK_N = 128, bfloat16) of loads in flight per program at 64 registers per thread,
-twice v2's first config. Extra traffic: the partials, 2 * SPLIT * N * 4 bytes (4 MiB at the timing
-shape with CHUNK_M = 256, under 2% of x).
+instead of a second wave, and one launch instead of two. A tile of BLOCK_M = 32 or 64 rows x
+BLOCK_N = 128 columns spread over 8 warps keeps 40 or 64 registers per thread (sm_90 compile of
+the timing shape, bfloat16), so 4 to 6 programs fit per SM, each with an 8-16 KB load in flight.
+Extra traffic: the partials, 2 * SPLIT * N * 4 bytes (4 MiB at the timing shape with CHUNK_M =
+256, under 2% of x in bfloat16).
 """
 
 import torch
