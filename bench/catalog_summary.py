@@ -20,6 +20,9 @@ rejected config of any version shows here).
 Then the targets of issue 15: median % of the copy ceiling over the memory-bound rows, geomean of
 best / torch.compile over all rows, the rows below 0.9x torch.compile, and rows whose best is below
 1.5x v0. ``--readme``: also one line per task for the README's task table ("best measured result").
+``--versions``: also one row per (task, dtype, version) -- v0, v1, ... and the baselines -- with
+its best accepted median, x the previous version (is each step of the ladder faster?), x v0, x
+eager, % of the copy ceiling, n accepted / n verified, and the first rejection reason if any.
 """
 
 from __future__ import annotations
@@ -154,10 +157,53 @@ def readme_lines(summary: List[dict]) -> str:
     return "\n".join(out)
 
 
+def ladder(rows: List[dict]) -> List[dict]:
+    """One dict per (task, dtype, version), ladder versions in order then the baselines: best
+    accepted median (``ms``), ratios to the previous ladder version, v0 and eager (``x_prev``,
+    ``x_v0``, ``x_eager``: earlier / this), ``pct_copy``, counts and the first rejection reason."""
+    out = []
+    for task, dtype in sorted({(r["task"], r["dtype"]) for r in rows}):
+        group = [r for r in rows if r["task"] == task and r["dtype"] == dtype]
+        cands = sorted({r["version"] for r in group if r["role"] == "candidate"})
+        names = cands + [b for b in ("eager", "compile") if any(r["version"] == b for r in group)]
+        bests = {v: _best(group, v) for v in names}
+        prev = None
+        for v in names:
+            mine = [r for r in group if r["version"] == v]
+            b = bests[v]
+
+            def x(base):
+                return base["median_ms"] / b["median_ms"] if base and b else None
+
+            rejected = [r for r in mine if r["verdict"] != "accepted"]
+            out.append({
+                "task": task, "dtype": dtype, "version": v, "name": mine[0].get("name"), "ms": b["median_ms"] if b else None,
+                "x_prev": x(bests.get(prev)) if v in cands and prev else None, "x_v0": x(bests.get("v0")),
+                "x_eager": x(bests.get("eager")), "pct_copy": b.get("pct_of_copy_ceiling") if b else None,
+                "n_accepted": sum(r["verdict"] == "accepted" for r in mine), "n": len(mine),
+                "reason": ((rejected[0].get("reason") or rejected[0]["verdict"]).splitlines() or [""])[0][:160]
+                if rejected else "",
+            })
+            if v in cands:
+                prev = v
+    return out
+
+
+def ladder_markdown(table: List[dict]) -> str:
+    lines = ["| task | dtype | version | median ms | x previous | x v0 | x eager | % of copy | accepted | first rejection |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for t in table:
+        lines.append(f"| {t['task']} | {t['dtype']} | {t['version']} {t['name'] or ''} | {_f(t['ms'], '.4f')} "
+                     f"| {_f(t['x_prev'], '.2f')} | {_f(t['x_v0'], '.2f')} | {_f(t['x_eager'], '.2f')} "
+                     f"| {_f(t['pct_copy'], '.1f')} | {t['n_accepted']}/{t['n']} | {t['reason'] or '-'} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--readme", action="store_true")
+    ap.add_argument("--versions", action="store_true", help="also the per-version ladder table")
     args = ap.parse_args(argv)
     rows = [r for d in run_dirs(args.runs) for r in _read_rows(d)]
     if not rows:
@@ -176,6 +222,9 @@ def main(argv=None) -> int:
     if args.readme:
         print()
         print(readme_lines(summary))
+    if args.versions:
+        print()
+        print(ladder_markdown(ladder(rows)))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Compile (not run) every Triton kernel of every task's ladder for sm_90, on a machine without a GPU.
 
-    PYTHONPATH=$PWD python3 bench/compile_catalog_sm90.py [task ...] [--shapes N] [--jobs J]
+    PYTHONPATH=$PWD python3 bench/compile_catalog_sm90.py [task ...] [--shapes N] [--jobs J] [--regs] [--versions v2 ...]
 
 Why: the Triton interpreter (hw=cpu, CI) accepts code that Triton's compiler refuses -- a global
 ``NEG_BIG = -3.0e38`` read inside a ``@triton.jit`` function runs on the interpreter but is a
@@ -23,7 +23,10 @@ Not covered: what a wrapper launches only for data it reads back (the outputs he
 computed), and native CUDA versions (tests/test_tasks.py compiles those with nvcc).
 
 Prints one line per (task, version, dtype, config): OK with the number of kernels and the largest
-shared-memory use, or FAIL with the error's last lines. Exit status 1 when anything failed.
+shared-memory use, or FAIL with the error's last lines. Exit status 1 when anything failed. With
+``--regs`` the OK line also gives the most registers per thread and spill bytes (stores + loads)
+of any of its kernels, from the ptxas Triton compiles sm_90 with (``get_ptxas(90)``) run with ``-v`` on each kernel's PTX for sm_90a (a
+second assembly, a second or so per kernel; what the GPU loads is the same ptxas's cubin).
 """
 
 from __future__ import annotations
@@ -103,7 +106,26 @@ def _inputs(ref_mod, shape, dtype):
     return ref_mod.get_inputs(shape, dtype, "cpu", torch.Generator().manual_seed(0))
 
 
-def check_task(name: str, n_shapes: int = 2):
+def _ptxas_usage(kernel):
+    """(registers per thread, spill bytes stored + loaded) of one compiled kernel, from ``ptxas -v``."""
+    import re
+    import subprocess
+    import tempfile
+
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+        f.write(kernel.asm["ptx"])
+        f.flush()
+        out = subprocess.run([get_ptxas(90).path, "-v", "--gpu-name", "sm_90a", f.name, "-o", os.devnull],
+                             capture_output=True, text=True, timeout=300)
+    text = out.stderr + out.stdout
+    regs = max((int(r) for r in re.findall(r"Used (\d+) registers", text)), default=-1)
+    spills = sum(int(a) + int(b) for a, b in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text))
+    return regs, spills
+
+
+def check_task(name: str, n_shapes: int = 2, regs: bool = False, versions=None):
     """[(label, ok, detail)] for every Triton version x dtype x config of task ``name``."""
     os.environ.pop("TRITON_INTERPRET", None)  # @triton.jit decides at decoration time
     import torch
@@ -120,7 +142,7 @@ def check_task(name: str, n_shapes: int = 2):
     shapes = by_size[:n_shapes] + ([spec.timing_shape] if spec.timing_shape else [])
     results = []
     for cand in spec.candidates:
-        if cand.backend != "triton":
+        if cand.backend != "triton" or (versions and cand.version not in versions):
             continue
         mod = import_file(str(cand.file))
         for dtype_name in spec.dtypes:
@@ -141,7 +163,12 @@ def check_task(name: str, n_shapes: int = 2):
                     if not compiled:
                         raise RuntimeError("no Triton kernel was launched")
                     smem = max(k.metadata.shared for _, k in compiled)
-                    results.append((label, True, f"{len({fn for fn, _ in compiled})} kernels, shared <= {smem} B"))
+                    detail = f"{len({fn for fn, _ in compiled})} kernels, shared <= {smem} B"
+                    if regs:
+                        usage = [_ptxas_usage(k) for _, k in compiled]
+                        detail += (f", registers <= {max(r for r, _ in usage)}, "
+                                   f"spill bytes <= {max(sp for _, sp in usage)}")
+                    results.append((label, True, detail))
                 except Exception:
                     results.append((label, False, "".join(traceback.format_exc().splitlines(True)[-6:])))
     return results
@@ -152,6 +179,8 @@ def main(argv=None) -> int:
     ap.add_argument("tasks", nargs="*")
     ap.add_argument("--shapes", type=int, default=2, help="smallest verify shapes to call with (plus the timing shape)")
     ap.add_argument("--jobs", type=int, default=2, help="tasks compiled in parallel (processes)")
+    ap.add_argument("--regs", action="store_true", help="also report registers and spills (ptxas -v)")
+    ap.add_argument("--versions", nargs="*", default=None, help="only these versions (e.g. v2)")
     args = ap.parse_args(argv)
     from kernelsynth.tasks import discover
 
@@ -159,7 +188,8 @@ def main(argv=None) -> int:
     start = time.monotonic()
     failed = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for results in pool.map(check_task, names, [args.shapes] * len(names)):
+        for results in pool.map(check_task, names, [args.shapes] * len(names), [args.regs] * len(names),
+                                [args.versions] * len(names)):
             for label, ok, detail in results:
                 failed += not ok
                 print(("OK   " if ok else "FAIL ") + label + ": " + detail, flush=True)

@@ -5,7 +5,10 @@
 # install line of the device README):
 #   bash bench/h200_catalog.sh                # all 17 catalog tasks, ~26 s each, < 8 min in all
 #   TASKS="softmax_rows layernorm" PER_TASK_S=60 bash bench/h200_catalog.sh
-# To $OUT (or /tmp/out; 6 files, within the device's 8): catalog_summary.md, status.txt (rc and
+#   TASKS="layernorm:55 depthwise_conv2d:40 topk_rows:65 column_sum:60" TOTAL_S=240 bash bench/h200_catalog.sh
+#       (session 7's four tasks, < 5 min: "task:seconds" sets that task's own limit)
+# To $OUT (or /tmp/out; 6 files, within the device's 8): catalog_summary.md (the best version per
+# task and dtype, issue 15's targets, the README lines, then every version's step), status.txt (rc and
 # seconds per task), gpu.txt, logs.tar.gz (one <task>.log each), runs.tar.gz (each run's
 # observations and run.json), total.txt.
 # Settings that keep a run short: 1 verification trial per shape (the protocol's other checks all
@@ -24,10 +27,11 @@ n=$(echo $TASKS | wc -w)
 PER_TASK_S=${PER_TASK_S:-$(( (TOTAL_S - 20) / n ))}
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
-for t in $TASKS; do
+for entry in $TASKS; do
+  t=${entry%%:*}; own=$PER_TASK_S; [ "$t" != "$entry" ] && own=${entry#*:}
   left=$(( TOTAL_S - 20 - ($(date +%s) - start) ))
   if [ "$left" -lt 15 ]; then echo "$t: not run (the ${TOTAL_S} s budget is spent)" | tee -a "$OUT/status.txt"; continue; fi
-  limit=$(( PER_TASK_S < left ? PER_TASK_S : left ))
+  limit=$(( own < left ? own : left ))
   t0=$(date +%s)
   timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 exploration.trials=1 exploration.timing_repeats=1 \
     exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
@@ -36,7 +40,7 @@ for t in $TASKS; do
   echo "$t: rc=$rc $(( $(date +%s) - t0 )) s (limit $limit s)$([ $rc -eq 124 ] && echo ', stopped by the limit: partial')" \
     | tee -a "$OUT/status.txt"
 done
-timeout 60 python3 bench/catalog_summary.py "$RUNS" --readme > "$OUT/catalog_summary.md" 2>&1
+timeout 60 python3 bench/catalog_summary.py "$RUNS" --readme --versions > "$OUT/catalog_summary.md" 2>&1
 cat "$OUT/catalog_summary.md"
 (cd "$RUNS" && tar czf "$OUT/runs.tar.gz" --exclude='.observation-key' */observations.parquet */observations \
   */run.json 2>/dev/null)

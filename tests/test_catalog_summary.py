@@ -67,3 +67,15 @@ def test_main_reads_a_finished_run_and_a_stopped_one(tmp_path, capsys):
     assert "geomean best / torch.compile: 0.980x (2 rows; target >= 1.2)" in out
     (tmp_path / "empty").mkdir()
     assert cs.main([str(tmp_path / "empty")]) == 1
+
+
+def test_the_ladder_table_gives_every_version_its_step_and_its_first_rejection():
+    rows = ROWS + [dict(_row("mem", "v2", None, verdict="rejected"), reason="stale answer: after one element\nmore")]
+    table = {(t["task"], t["version"]): t for t in cs.ladder(rows)}
+    v1, v2, eager = table[("mem", "v1")], table[("mem", "v2")], table[("mem", "eager")]
+    assert v1["ms"] == 1.25 and v1["x_prev"] == pytest.approx(3.2) and v1["x_eager"] == pytest.approx(2.0)
+    assert v2["ms"] == 1.6 and v2["x_prev"] == pytest.approx(1.25 / 1.6) and (v2["n_accepted"], v2["n"]) == (1, 3)
+    assert v2["reason"] == "rejected" and table[("mem", "v0")]["x_prev"] is None and eager["x_prev"] is None
+    assert [t["version"] for t in cs.ladder(rows) if t["task"] == "mm"] == ["v0", "v1", "eager", "compile"]
+    md = cs.ladder_markdown(cs.ladder(rows[-1:]))
+    assert "| mem | bfloat16 | v2 v2_name | - | - | - | - | - | 0/1 | stale answer: after one element |" in md
