@@ -167,7 +167,7 @@ def _place(model, device: torch.device, dtype: torch.dtype):
 
 def _constructing(seed: int, perturb: Optional[str]):
     """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
-    perturbation ``perturb`` of VERIFICATION.md rule 21 (``"swap"``/``"inside"``:
+    perturbation ``perturb`` of VERIFICATION.md rule 21 (``"swap"``/``"inside"``/``"rest"``:
     :class:`kernelsynth.verify.params.PerturbDraws`) or none (None)."""
     torch.manual_seed(seed)
     return PerturbDraws(seed, perturb) if perturb else nullcontext()

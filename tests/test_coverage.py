@@ -133,7 +133,13 @@ def test_parameter_perturbation_is_the_same_for_two_modules_drawn_alike_and_keep
                 assert float(pa.abs().max()) == float(p0.abs().max())
     assert build_seed(0, "listed", 2, 1) == (build_seed(0, "listed", 2, 0)[0], "swap")
     assert build_seed(0, "listed", 2, 2) == (build_seed(0, "listed", 2, 0)[0], "inside")
-    assert build_seed(0, "listed", 2, 3)[0] not in (build_seed(0, "listed", 2, 0)[0], build_seed(0, "listed", 2, 4)[0])
+    # trial 3: the weight as drawn, the bias moved (redteam_s7 k1: prepared weight and bias cached on
+    # the weight's bytes alone answered trial 3 with trial 0's bias)
+    assert build_seed(0, "listed", 2, 3) == (build_seed(0, "listed", 2, 0)[0], "rest")
+    a, b = build("rest"), build("rest")
+    assert torch.equal(a.weight, plain.weight) and torch.equal(a.bias, b.bias)
+    assert int((a.bias != plain.bias).sum()) == 1 and float(a.bias.abs().max()) == float(plain.bias.abs().max())
+    assert build_seed(0, "listed", 2, 4)[0] not in (build_seed(0, "listed", 2, 0)[0], build_seed(0, "listed", 2, 5)[0])
     assert build_seed(0, "derived", 0, 0) != build_seed(0, "listed", 0, 0)
 
 
@@ -342,3 +348,60 @@ def test_rolling_changes_give_every_timed_call_a_new_input_in_its_domain():
     assert len(states) >= 495  # a value drawn from the tensor may equal the one it replaces
     assert (x._version, ids._version) == versions
     assert 5 <= int(ids.min()) and int(ids.max()) < 900
+
+
+def test_host_doors_through_storage_bytes_dlpack_and_as_tensor_are_labelled():
+    """tests/adversarial/redteam_s7 f1, ff1: numpy arithmetic reached through a CPU tensor's storage
+    bytes and torch.as_tensor, or DLPack capsules through torch.utils.dlpack and torch._C, was not
+    labelled (only Tensor.numpy/__array__/__dlpack__/tolist and torch.from_numpy/from_dlpack/frombuffer were)."""
+    import numpy as np
+
+    from kernelsynth.verify.census import install_watch
+
+    install_watch()
+    x = torch.randn(4, 6)
+
+    def via_storage(x):
+        a = np.frombuffer(bytes(x.untyped_storage()), dtype=np.float32).reshape(4, 6)[:, ::-1].copy()
+        return torch.as_tensor(a)
+
+    class Capsule:  # what numpy.from_dlpack takes: an object with __dlpack__
+        def __init__(self, cap):
+            self.cap = cap
+
+        def __dlpack__(self, *a, **k):
+            return self.cap
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    def via_capsule(x):
+        a = np.from_dlpack(Capsule(torch.utils.dlpack.to_dlpack(x)))[:, ::-1].copy()
+        return torch._C._from_dlpack(a.__dlpack__())
+
+    from kernelsynth.verify.census import Census
+    from kernelsynth.verify.poison import call_poisoned
+
+    def doors_of(fn):
+        census = Census()
+        call_poisoned(fn, [x], CPU, ops=census)
+        return {o for o in library_calls(census) if o.startswith("host:")}
+
+    for fn, doors in ((via_storage, {"host:untyped_storage", "host:as_tensor"}),
+                      (via_capsule, {"host:to_dlpack", "host:_from_dlpack"})):
+        assert torch.equal(fn(x), x.flip(1))
+        assert doors <= doors_of(fn), fn.__name__
+    # honest calls, copies of an input included (the census's own storage checks are not doors)
+    for fn in (lambda x: x * 2, lambda x: torch.tensor(2.0) * x, lambda x: x.clone() + 1, lambda x: x.flip(1)):
+        assert doors_of(fn) == set()
+
+
+def test_a_negative_bit_view_output_is_a_layout_failure():
+    """tests/adversarial/redteam_s7 fd1: a torch._neg_view whose memory holds -y reads as y; it
+    was rejected only by an exception inside the harness's bit view."""
+    from kernelsynth.verify.comparison import compare
+    from kernelsynth.verify.failures import VerificationFailure
+
+    y = torch.randn(3, 5)
+    with pytest.raises(VerificationFailure, match="negative-bit view"):
+        compare(torch._neg_view(-y), y, "exact", None, torch.float32)

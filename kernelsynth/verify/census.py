@@ -241,6 +241,9 @@ _STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0}
 #: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
 COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
 _HOST_DOORS = ("numpy", "__array__", "__dlpack__", "tolist")
+#: The unwrapped ``Tensor.untyped_storage``: the census's own storage checks (input storages,
+#: copies of an input) are not a candidate's host door.
+_storage = torch.Tensor.untyped_storage
 _INSTALLED = []
 
 
@@ -406,7 +409,7 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
     previous = _STATE["census"]
     full = isinstance(census, Census)  # a plain set receives the names only
     if full:
-        census.input_storages = frozenset(x.untyped_storage().data_ptr() for x in inputs
+        census.input_storages = frozenset(_storage(x).data_ptr() for x in inputs
                                           if isinstance(x, torch.Tensor))
     if census is not None:
         _STATE["census"] = census
@@ -427,7 +430,7 @@ def note_copy(census, name: str, args) -> None:
     if not getattr(census, "movement", False) or name not in COPY_OPS or _STATE["in_launch"]:
         return
     src = args[1] if name == "copy_" and len(args) > 1 else (args[0] if args else None)
-    if isinstance(src, torch.Tensor) and src.untyped_storage().data_ptr() in census.input_storages:
+    if isinstance(src, torch.Tensor) and _storage(src).data_ptr() in census.input_storages:
         census.add(f"{name}(input)")
 
 

@@ -35,10 +35,11 @@ RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "expon
 
 def build_seed(seed: int, group: str, si: int, t: int):
     """``(torch seed, perturb)`` for the modules of trial ``t`` of shape ``si`` of ``group``:
-    trials 1 and 2 of a listed shape reuse trial 0's seed with the perturbation ``"swap"`` and
-    ``"inside"`` (:class:`PerturbDraws`); every other trial gets its own seed and ``None``."""
-    if group == "listed" and t in (1, 2):
-        return param_seed(seed, group, si, 0), ("swap", "inside")[t - 1]
+    trials 1, 2 and 3 of a listed shape reuse trial 0's seed with the perturbation ``"swap"``,
+    ``"inside"`` and ``"rest"`` (:class:`PerturbDraws`); every other trial gets its own seed and
+    ``None``."""
+    if group == "listed" and t in (1, 2, 3):
+        return param_seed(seed, group, si, 0), ("swap", "inside", "rest")[t - 1]
     return param_seed(seed, group, si, t), None
 
 
@@ -52,7 +53,10 @@ class PerturbDraws(TorchDispatchMode):
       value is farthest from it (a permutation: sums, sums of squares, the maximum and the sorted
       values of the tensor are unchanged, the module's output is not);
     * ``kind="inside"``: the element at a drawn position becomes ``-x/2`` (``max|t|/2`` for a
-      zero): a new value strictly inside ``(-max|t|, max|t|)``, so the maximum stays.
+      zero): a new value strictly inside ``(-max|t|, max|t|)``, so the maximum stays;
+    * ``kind="rest"``: the first tensor stays as drawn and every later one (the bias) gets the
+      ``"inside"`` change: prepared parameters cached on the weight alone are stale
+      (tests/adversarial/redteam_s7 k1, lk1: two modules with one weight and two biases).
 
     Deterministic in the order of the draws, so a reference and a candidate that draw their
     parameters the same way (KernelBench's convention) are perturbed alike. A first tensor of one
@@ -60,8 +64,8 @@ class PerturbDraws(TorchDispatchMode):
 
     def __init__(self, seed: int, kind: str = "swap"):
         super().__init__()
-        if kind not in ("swap", "inside"):
-            raise ValueError(f"kind must be 'swap' or 'inside', got {kind!r}")
+        if kind not in ("swap", "inside", "rest"):
+            raise ValueError(f"kind must be 'swap', 'inside' or 'rest', got {kind!r}")
         self.seed, self.kind, self.draws = seed, kind, 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -70,7 +74,8 @@ class PerturbDraws(TorchDispatchMode):
                 and out.dtype.is_floating_point:
             rng = random.Random(f"{self.seed}:{self.draws}")
             self.draws += 1
-            flat = out.view(-1) if out.is_contiguous() and self.draws == 1 else None
+            target = self.draws > 1 if self.kind == "rest" else self.draws == 1
+            flat = out.view(-1) if out.is_contiguous() and target else None
             if flat is not None:
                 i = rng.randrange(out.numel())
                 x = float(flat[i])
