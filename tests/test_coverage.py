@@ -405,3 +405,45 @@ def test_a_negative_bit_view_output_is_a_layout_failure():
     y = torch.randn(3, 5)
     with pytest.raises(VerificationFailure, match="negative-bit view"):
         compare(torch._neg_view(-y), y, "exact", None, torch.float32)
+
+
+def test_a_memo_blind_to_the_input_tail_meets_the_last_element_change():
+    """tests/adversarial/redteam_s7 fm1: a memo keyed on all but the last 1/16 of the input got
+    through every staleness step (each also changed an element elsewhere). On every second
+    listed shape the partial change is the last element alone."""
+    from kernelsynth.verify.failures import VerificationFailure
+    from kernelsynth.verify.inputs import apply_changes, plan_last
+    from kernelsynth.verify.protocol import check_repeat_and_fresh
+    from kernelsynth.verify.protocol import VerifyPolicy
+
+    class Flip(torch.nn.Module):
+        def forward(self, x):
+            return x.flip(1)
+
+    class TailBlind(torch.nn.Module):
+        memo = {}
+
+        def forward(self, x):
+            key = x.reshape(-1)[: x.numel() * 15 // 16].clone().numpy().tobytes()
+            if key not in self.memo:
+                self.memo[key] = x.flip(1).clone()
+            return self.memo[key].clone()
+
+    x = torch.randn(8, 16)
+    changed = x.clone()
+    apply_changes([changed], plan_last([changed]))
+    assert int((changed != x).sum()) == 1 and changed.reshape(-1)[-1] != x.reshape(-1)[-1]
+    get = lambda s, dt, dev, g: [torch.randn(s["M"], s["N"], generator=g, dtype=dt, device=dev)]  # noqa: E731
+    policy = VerifyPolicy(comparison="exact", dtype=torch.float32, device=CPU, seed=0)
+    for last_only, caught in ((False, False), (True, True)):
+        TailBlind.memo.clear()
+        gen = torch.Generator().manual_seed(3)
+        cand, ref = TailBlind(), Flip()
+        out = cand(x.clone())
+        try:
+            check_repeat_and_fresh(cand, ref, get, {"M": 8, "N": 16}, [x.clone()], out, ref(x), gen, policy,
+                                   last_only=last_only)
+            got = False
+        except VerificationFailure as e:
+            got = "last element of the input alone" in str(e)
+        assert got is caught, last_only

@@ -34,7 +34,7 @@ _EXPORTS = {
               "thread_ids", "check_no_new_threads"),
     "poison": ("poison_value", "PoisonEmpty", "poison_allocator", "call_poisoned"),
     "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes",
-               "plan_permutation", "apply_changes", "plan_rolling", "apply_rolling"),
+               "plan_last", "plan_permutation", "apply_changes", "plan_rolling", "apply_rolling"),
     "comparison": ("_bits", "shares_storage", "describe_mismatch", "layout_mismatch", "compare", "run_reference",
                    "outputs_agree", "check_inputs_untouched", "check_earlier_output"),
     "transport": ("DIGEST_MAX_BYTES", "audit_key", "parse_audit_key", "digest", "tensor_of"),

@@ -90,19 +90,39 @@ def plan_changes(inputs, gen: torch.Generator, region: bool):
         k = min(n, max(2, min(4096, n // 64))) if region else 1
         start = int(torch.randint(0, n - k + 1, (1,), generator=gen, device=x.device).item())
         idx = torch.arange(start, start + k, device=x.device)
-        old = x.reshape(-1)[idx]
-        if x.dtype == torch.bool:
-            new = ~old
-        elif x.dtype.is_floating_point:
-            o = old.double()
-            new = torch.where(o == 0, 3.0, -o - 3.0 * torch.sign(o)).to(x.dtype)
-            new = torch.where(torch.isfinite(o), new, torch.zeros_like(new))
-        else:  # a step of 1 + (span // 2) inside [lo, hi], wrapping there: different when lo < hi
-            flat = x.reshape(-1)
-            lo, hi = int(flat.min()), int(flat.max())
-            span = hi - lo + 1
-            new = (lo + (old.long() - lo + 1 + span // 2) % span).to(x.dtype) if span > 1 else old.clone()
-        changes.append((i, idx, new))
+        changes.append((i, idx, _far_values(x, idx)))
+    return changes
+
+
+def _far_values(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """New values for ``x``'s flat elements ``idx``, each far from its old one (floats:
+    ``-x - 3 sign(x)``, 3 for a zero, 0 for a non-finite; bools: negated; ints: a step of
+    ``1 + span // 2`` inside the range ``[min, max]`` ``x`` holds, wrapping there)."""
+    old = x.reshape(-1)[idx]
+    if x.dtype == torch.bool:
+        return ~old
+    if x.dtype.is_floating_point:
+        o = old.double()
+        new = torch.where(o == 0, 3.0, -o - 3.0 * torch.sign(o)).to(x.dtype)
+        return torch.where(torch.isfinite(o), new, torch.zeros_like(new))
+    flat = x.reshape(-1)
+    lo, hi = int(flat.min()), int(flat.max())
+    span = hi - lo + 1
+    return (lo + (old.long() - lo + 1 + span // 2) % span).to(x.dtype) if span > 1 else old.clone()
+
+
+def plan_last(inputs):
+    """A partial-staleness change of the **last element alone** of every tensor input (a value far
+    from it, as :func:`plan_changes` gives): streaming appends land at the end, and a memo keyed on
+    all but the tail of the input (tests/adversarial/redteam_s7 fm1: blind to its last 1/16) is
+    stale there, where a change of one element plus a region elsewhere reached its key. Same
+    return form as :func:`plan_changes`."""
+    changes = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or x.numel() == 0:
+            continue
+        idx = torch.tensor([x.numel() - 1], device=x.device)
+        changes.append((i, idx, _far_values(x, idx)))
     return changes
 
 

@@ -13,7 +13,7 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import apply_changes, plan_changes, plan_permutation, shape_label, trial_inputs
+from .inputs import apply_changes, plan_changes, plan_last, plan_permutation, shape_label, trial_inputs
 from .poison import call_poisoned
 from .precision import HonestReferences, PrecisionMeter
 from .transport import audit_key, digest
@@ -121,7 +121,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 meter.add(out, ref, terms)
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
-                                                    policy, threads_before, out_dtype=terms["dtype"])
+                                                    policy, threads_before, out_dtype=terms["dtype"],
+                                                    last_only=si % 2 == 1)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -163,7 +164,7 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
-                           out_dtype: Optional[torch.dtype] = None):
+                           out_dtype: Optional[torch.dtype] = None, last_only: bool = False):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -182,7 +183,9 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     3. Partial staleness: then one element and, elsewhere, a small region of it changed in place
        (:func:`~kernelsynth.verify.inputs.plan_changes`) and called again: the output must follow
        (no answer memoised on a few sampled elements; one call for both changes keeps the cost
-       of the check to one call per shape).
+       of the check to one call per shape). With ``last_only`` (every second listed shape) the
+       change is the last element alone instead (:func:`~kernelsynth.verify.inputs.plan_last`: a
+       memo blind to the input's tail meets a change nowhere else).
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
        answer memoised on sums or other symmetric fingerprints of the input).
@@ -217,6 +220,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     check_earlier_output((out, first), out2)
     latest = out2
     for changes, what in (
+            (lambda: plan_last(inputs), "after the last element of the input alone changed in place") if last_only else
             (lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
              "after one element and a small region of the input changed in place"),
             (lambda: plan_permutation(inputs, gen),
