@@ -185,15 +185,19 @@ def ceilings_entry(fingerprint: str, device_name: str, cache_dir: Path,
     # One lock for the whole check-measure-write, so concurrent runs measure a device once and
     # never drop each other's entries (runs in different directories share this cache).
     with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        cache = _read_json(path)
-        entry = cache.get(fingerprint)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except OSError as e:  # a filesystem without locks (Lustre mounted without -o flock): unlocked
+            log.warning("%s: no lock on this filesystem (%s): concurrent runs may each measure a device once",
+                        path.with_suffix(".lock"), e)
+        entry = _read_json(path).get(fingerprint)
         if entry is not None and entry.get("protocol") != CEILINGS_PROTOCOL:
             entry = None  # measured by an earlier protocol (one method): measure again
         if entry is None:
             log.info("measuring the ceilings of %s (once per device fingerprint %s)", device_name, fingerprint)
             entry = dict(measure(), device=device_name, measured_at=datetime.now(timezone.utc).isoformat(),
                          protocol=CEILINGS_PROTOCOL)
+            cache = _read_json(path)  # read again just before the write: without a lock, the shortest window
             cache[fingerprint] = entry
             atomic_write_bytes(path, json.dumps(cache, indent=2).encode())
     return entry
