@@ -3,8 +3,9 @@
 Detection runs in a spawned worker (:func:`kernelsynth.jobs.probe`); the parent never touches
 CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s), each the best of several methods
 (:func:`kernelsynth.timing.measure_ceilings`), are kept per hardware fingerprint in
-``<cache_dir>/ceilings.json`` so each device is measured once; an entry of an earlier
-measurement protocol (:data:`CEILINGS_PROTOCOL`) is measured again. A run may raise a ceiling
+``<cache_dir>/ceilings.json`` under each device's fingerprint (kernelsynth/devices.py; the
+run's hardware fingerprint for an unpinned worker) so each device is measured once; an entry
+of an earlier measurement protocol (:data:`CEILINGS_PROTOCOL`) is measured again. A run may raise a ceiling
 to a verified observation above it (kernelsynth/ceilings.py).
 """
 
