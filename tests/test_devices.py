@@ -57,26 +57,12 @@ def _fake(index, **extra):
 POOL = dict(env={"TRITON_INTERPRET": "1"}, sandbox=Sandbox(SandboxSettings(mode="off")), timeout_s=120)
 
 
-def test_each_worker_runs_with_its_devices_cuda_visible_devices_and_results_say_where():
-    """Real worker processes: the probe job reports the CUDA_VISIBLE_DEVICES it saw; every result's
-    ``device`` (set by the parent) matches it, both devices get jobs, and placed jobs stay put."""
-    with WorkerPool(slots=[_fake(0), _fake(1)], **POOL) as pool:
-        results = list(pool.map("probe", [{"reference": None}] * 4))
-        assert sorted(i for i, _ in results) == [0, 1, 2, 3]
-        assert all(r.ok for _, r in results), [r.error for _, r in results]
-        assert all(r.value["visible_devices"] == str(r.device) for _, r in results)
-        assert {r.device for _, r in results} == {0, 1}
-        placed = list(pool.map("probe", [{"reference": None}] * 2, place=[1, 1]))
-        assert [(r.device, r.value["visible_devices"]) for _, r in placed] == [(1, "1"), (1, "1")]
-        assert pool.run("probe", {"reference": None}, device=0).value["visible_devices"] == "0"
-
-
-class _DeadOnDevice1(WorkerPool):
-    """Device 1's worker processes die at start (``exit 1`` instead of Python), as workers on a GPU
+class _DeadOnDevice2(WorkerPool):
+    """Device 2's worker processes die at start (``exit 1`` instead of Python), as workers on a GPU
     that fell off the bus die at their first CUDA call."""
 
     def _new(self, slot):
-        if self._device(slot) != 1:
+        if self._device(slot) != 2:
             return super()._new(slot)
         sandbox = self.sandbox
         try:
@@ -91,23 +77,30 @@ class _Dead(Sandbox):
         return ["sh", "-c", "echo 'no CUDA-capable device is detected'; exit 1"]
 
 
-def test_a_device_whose_workers_keep_failing_costs_its_jobs_not_the_run():
-    """Device 1's workers die: its first job is a ``crashed`` result, two health checks on fresh
-    workers fail, the device is retired, and device 0 runs every other job; a job placed on the
-    retired device is not run. With every device retired, map raises DevicesFailed."""
-    with _DeadOnDevice1(slots=[_fake(0), _fake(1)], check={"cuda": False}, **POOL) as pool:
-        results = dict(pool.map("probe", [{"reference": None}] * 4))
-        assert len(results) == 4
+def test_each_worker_gets_its_devices_cuda_visible_devices_and_a_failing_device_costs_its_jobs():
+    """Real worker processes on three faked devices, device 2's dying at start. The probe job
+    reports the CUDA_VISIBLE_DEVICES it saw: every result's ``device`` (set by the parent)
+    matches it, and devices 0 and 1 both get jobs. Device 2's first job is a ``crashed`` result,
+    two health checks on fresh workers fail, the device is retired, and 0 and 1 run every other
+    job; placed jobs stay on their device, and none runs on the retired one. A pool whose every
+    device is retired raises DevicesFailed."""
+    with _DeadOnDevice2(slots=[_fake(0), _fake(1), _fake(2)], check={"cuda": False}, **POOL) as pool:
+        results = dict(pool.map("probe", [{"reference": None}] * 6))
+        assert sorted(results) == [0, 1, 2, 3, 4, 5]
         lost = [i for i, r in results.items() if not r.ok]
-        assert len(lost) == 1 and results[lost[0]].fault is Fault.CRASHED and results[lost[0]].device == 1
+        assert len(lost) == 1 and results[lost[0]].fault is Fault.CRASHED and results[lost[0]].device == 2
         assert "no CUDA-capable device" in results[lost[0]].error
-        assert all(r.ok and r.device == 0 and r.value["visible_devices"] == "0"
-                   for i, r in results.items() if i not in lost)
-        assert list(pool.retired) == [1] and "2 device check(s) failed in a row, the last crashed" in pool.retired[1]
-        [(_, r)] = list(pool.map("probe", [{"reference": None}], place=[1]))
-        assert r.fault is Fault.CRASHED and "cannot run jobs" in r.error
-    with _DeadOnDevice1(slots=[_fake(1)], check={"cuda": False}, **POOL) as pool:
-        with pytest.raises(DevicesFailed, match="cuda device 1"):
+        ran = [r for i, r in results.items() if i not in lost]
+        assert all(r.ok and r.value["visible_devices"] == str(r.device) for r in ran)
+        assert {r.device for r in ran} == {0, 1}
+        assert list(pool.retired) == [2] and "2 device check(s) failed in a row, the last crashed" in pool.retired[2]
+        placed = list(pool.map("probe", [{"reference": None}] * 3, place=[1, 2, 1]))
+        by = dict(placed)
+        assert [(by[i].device, by[i].ok and by[i].value["visible_devices"]) for i in (0, 2)] == [(1, "1"), (1, "1")]
+        assert by[1].fault is Fault.CRASHED and "cannot run jobs" in by[1].error
+        assert pool.run("probe", {"reference": None}, device=0).value["visible_devices"] == "0"
+    with _DeadOnDevice2(slots=[_fake(2)], check={"cuda": False}, **POOL) as pool:
+        with pytest.raises(DevicesFailed, match="cuda device 2"):
             list(pool.map("probe", [{"reference": None}] * 2))
 
 
