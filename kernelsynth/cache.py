@@ -21,6 +21,13 @@ sandbox, tampered or failed the independent check, are never promoted (recorded,
 
 Without the sandbox there is no staging: workers write the root directly, as before.
 
+Sharing: the root may be shared by concurrent runs, sweep jobs and hosts (a shared filesystem).
+Every file goes in through :func:`write_atomic` (an exclusive temporary name, fsync, rename) and
+every Triton folder through a rename of a complete temporary folder, so a reader never sees half
+an entry and two writers of one entry leave one whole copy (entries are keyed by the hash of their
+inputs, so both copies are the same). tests/test_shared_cache.py promotes and reads in several
+processes at once.
+
 Counters (:data:`COUNTS`): lookups that found an entry in the root (``shared_hits``), in the
 worker's staging (``staged_hits``), or nowhere (``misses``: a compile). They travel with each
 job's result; the parent adds them up per run (run.json ``compile_cache``).
@@ -33,8 +40,8 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -93,13 +100,23 @@ def lookup(candidates: List[Optional[Path]], shared: Optional[Path]) -> Optional
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` through a temporary name in the same folder and a rename."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder (created exclusively:
+    ``mkstemp``, unique across processes and hosts sharing the folder), flushed to disk, then
+    renamed into place: a reader in any process sees the old file or the whole new one, and a
+    crash of the writer's host never leaves a short file under the final name (without the fsync
+    the rename can reach the disk before the data)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # ------------------------------------------------------------------------------ in the worker
@@ -310,8 +327,8 @@ class CompileCache:
         if dest.exists():
             self.counts["duplicates"] += 1
             return
-        tmp = self.root / "triton" / f".{folder}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        tmp.mkdir(mode=0o755)
+        # an exclusive temporary folder (mkdtemp: unique across processes and hosts), renamed whole
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder}.", suffix=".tmp", dir=self.root / "triton"))
         for n, data in files.items():
             write_atomic(tmp / n, rewritten.get(n, data))
         os.chmod(tmp, 0o755)

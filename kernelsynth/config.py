@@ -77,7 +77,10 @@ class ExplorationConfig:
     rep_ms: float = 100.0  # triton.testing.do_bench repetition time, ms
     timing_repeats: int = 2  # time each version this many times; the spread is recorded
     timeout_s: float = 600.0  # per observation; a worker past it is killed and replaced
-    workers: Optional[int] = None  # null: 1. More workers run jobs in parallel on the same device 0
+    #: Worker processes (kernelsynth/devices.py): ``auto`` one per visible GPU, each pinned with
+    #: CUDA_VISIBLE_DEVICES (hw=cpu: one); a number N: N workers spread over the GPUs in turn; a list
+    #: [0, 2]: one worker per listed GPU. null: auto.
+    workers: Any = "auto"
     interpreter_max_configs: int = 1  # hw=cpu: configs per candidate (per pinned value); the interpreter is slow
     baselines: bool = True  # verify and time the spec's baselines (eager, torch.compile)
     progress: bool = True

@@ -3,8 +3,9 @@
 Detection runs in a spawned worker (:func:`kernelsynth.jobs.probe`); the parent never touches
 CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s), each the best of several methods
 (:func:`kernelsynth.timing.measure_ceilings`), are kept per hardware fingerprint in
-``<cache_dir>/ceilings.json`` so each device is measured once; an entry of an earlier
-measurement protocol (:data:`CEILINGS_PROTOCOL`) is measured again. A run may raise a ceiling
+``<cache_dir>/ceilings.json`` under each device's fingerprint (kernelsynth/devices.py; the
+run's hardware fingerprint for an unpinned worker) so each device is measured once; an entry
+of an earlier measurement protocol (:data:`CEILINGS_PROTOCOL`) is measured again. A run may raise a ceiling
 to a verified observation above it (kernelsynth/ceilings.py).
 """
 
@@ -66,6 +67,11 @@ class Hardware:
     #: raises of a ceiling by a verified observation: {"ceiling", "measured", "raised_to", "unit",
     #: "observation", "what"} (kernelsynth/ceilings.py)
     ceiling_corrections: List[Dict[str, Any]] = field(default_factory=list)
+    #: every GPU the probe saw (kernelsynth/devices.py): index, name, arch, sm_count,
+    #: total_mem_bytes, uuid, pci_bus_id; after exploration also the run's use of each: ``fingerprint``,
+    #: ``visible`` (its workers' CUDA_VISIBLE_DEVICES), ``workers``, ``copy_gbps``, ``matmul_tflops``
+    #: (its own measured ceilings), ``observations`` (jobs it ran), ``retired`` (why, or None)
+    devices: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def device(self) -> str:
@@ -140,7 +146,7 @@ def resolve(hw_cfg: Dict[str, Any], probe: Dict[str, Any]) -> Hardware:
         driver=probe.get("driver"), torch=probe["torch"], triton=probe["triton"],
         cuda_runtime=probe.get("cuda_runtime"), python=probe.get("python", ""), mismatch=mismatch,
         peak_gbps=hw_cfg.get("peak_gbps"), peak_tflops=dict(hw_cfg.get("peak_tflops") or {}),
-        peak_source=hw_cfg.get("source", ""),
+        peak_source=hw_cfg.get("source", ""), devices=[dict(d) for d in probe.get("devices") or []] if not interpret else [],
     )
 
 
@@ -163,25 +169,59 @@ def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[]
     once and store the result under the hardware fingerprint."""
     if hw.interpret:
         return
+    apply_ceilings(hw, [(None, ceilings_entry(hw.fingerprint, hw.device_name, cache_dir, measure))])
+
+
+def ceilings_entry(fingerprint: str, device_name: str, cache_dir: Path,
+                   measure: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """The ceilings measured under ``fingerprint`` (a run's or one device's,
+    kernelsynth/devices.py) from ``<cache_dir>/ceilings.json``, or ``measure()`` called once and
+    stored there: ``{"copy_gbps", "matmul_tflops", "methods", "device", "measured_at", "protocol"}``.
+    Safe for processes sharing ``cache_dir`` on one host or a shared filesystem whose locks work
+    (fcntl.flock; NFS emulates it with byte-range locks): one lock over the check, the measurement
+    and the write, and the file replaced atomically, so a device is measured once and no entry is
+    lost. Raises what ``measure`` raises (nothing is stored then)."""
     path = Path(cache_dir).expanduser() / "ceilings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     # One lock for the whole check-measure-write, so concurrent runs measure a device once and
     # never drop each other's entries (runs in different directories share this cache).
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        cache = _read_json(path)
-        entry = cache.get(hw.fingerprint)
+    with open(path.with_suffix(".lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except OSError as e:  # a filesystem without locks (Lustre mounted without -o flock): unlocked
+            log.warning("%s: no lock on this filesystem (%s): concurrent runs may each measure a device once",
+                        path.with_suffix(".lock"), e)
+        entry = _read_json(path).get(fingerprint)
         if entry is not None and entry.get("protocol") != CEILINGS_PROTOCOL:
             entry = None  # measured by an earlier protocol (one method): measure again
         if entry is None:
-            log.info("measuring the ceilings of %s (once per device fingerprint %s)", hw.device_name, hw.fingerprint)
-            entry = dict(measure(), device=hw.device_name, measured_at=datetime.now(timezone.utc).isoformat(),
+            log.info("measuring the ceilings of %s (once per device fingerprint %s)", device_name, fingerprint)
+            entry = dict(measure(), device=device_name, measured_at=datetime.now(timezone.utc).isoformat(),
                          protocol=CEILINGS_PROTOCOL)
-            cache[hw.fingerprint] = entry
+            cache = _read_json(path)  # read again just before the write: without a lock, the shortest window
+            cache[fingerprint] = entry
             atomic_write_bytes(path, json.dumps(cache, indent=2).encode())
-    hw.copy_gbps, hw.matmul_tflops = entry["copy_gbps"], entry["matmul_tflops"]
-    hw.copy_gbps_measured, hw.matmul_tflops_measured = entry["copy_gbps"], entry["matmul_tflops"]
-    hw.ceiling_methods = list(entry.get("methods") or [])
+    return entry
+
+
+def apply_ceilings(hw: Hardware, entries: List[tuple]) -> None:
+    """Set the run's measured ceilings from ``entries``, ``[(device index or None, entry of
+    :func:`ceilings_entry`)]``: each ceiling is the best over the devices (the devices of a run are
+    one model: a ceiling is the best measured value, METHOD.md), ``ceiling_methods`` every device's
+    methods (with more than one device each carries its ``device`` index and its detail says which).
+    Raises ValueError when ``entries`` is empty."""
+    if not entries:
+        raise ValueError("no ceilings to apply")
+    hw.copy_gbps = max(e["copy_gbps"] for _, e in entries)
+    hw.matmul_tflops = max(e["matmul_tflops"] for _, e in entries)
+    hw.copy_gbps_measured, hw.matmul_tflops_measured = hw.copy_gbps, hw.matmul_tflops
+    methods = []
+    for index, e in entries:
+        for m in e.get("methods") or []:
+            if len(entries) > 1:
+                m = dict(m, device=index, detail=f"cuda device {index}: {m.get('detail') or ''}".rstrip(": "))
+            methods.append(m)
+    hw.ceiling_methods = methods
     hw.ceiling_corrections = []
 
 

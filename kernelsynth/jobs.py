@@ -63,7 +63,10 @@ def _driver_version() -> str | None:
 def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
     """What this worker sees: GPU name, arch, SM count, L2 bytes, memory, driver, library versions.
 
-    ``cuda`` is False (and the GPU fields None) on a machine without a usable CUDA GPU.
+    ``cuda`` is False (and the GPU fields None) on a machine without a usable CUDA GPU. The GPU
+    fields are device 0's; ``devices`` lists every visible GPU (``index``, ``name``, ``arch``,
+    ``sm_count``, ``total_mem_bytes``, ``uuid``, ``pci_bus_id``; empty without CUDA or on the
+    interpreter) and ``visible_devices`` is this worker's ``CUDA_VISIBLE_DEVICES`` (None: unset).
     With ``payload["reference"]`` (a path), ``reference_error`` says why that file does not
     import or lacks ``Model``/``get_init_inputs``/``get_inputs`` (None when it is fine).
     """
@@ -83,12 +86,39 @@ def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
             info["reference_error"] = f"defines no {', '.join(missing)}" if missing else None
         except BaseException as e:  # noqa: BLE001 - reported to the user as a spec error
             info["reference_error"] = f"importing it raised {type(e).__name__}: {e}"
+    info["visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")  # what this worker was pinned to, if anything
+    info["devices"] = []
     if not info["interpret"] and torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
         info.update(cuda=True, name=p.name, arch=f"sm_{p.major}{p.minor}", sm_count=p.multi_processor_count,
                     l2_bytes=getattr(p, "L2_cache_size", None), total_mem_bytes=p.total_memory,
                     driver=_driver_version())
+        for i in range(torch.cuda.device_count()):  # every GPU this worker sees (kernelsynth/devices.py)
+            q = torch.cuda.get_device_properties(i)
+            uuid = getattr(q, "uuid", None)
+            bus = [getattr(q, f"pci_{k}_id", None) for k in ("domain", "bus", "device")]
+            info["devices"].append({
+                "index": i, "name": q.name, "arch": f"sm_{q.major}{q.minor}", "sm_count": q.multi_processor_count,
+                "total_mem_bytes": q.total_memory, "uuid": str(uuid) if uuid is not None else None,
+                "pci_bus_id": "{:04x}:{:02x}:{:02x}".format(*bus) if None not in bus else None})
     return info
+
+
+def health(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """The device check a pool runs on a fresh worker of a device after a job there ended
+    ``crashed``, ``cuda_error`` or ``timeout`` (kernelsynth/workers.py, "failing devices"):
+    ``visible_devices`` (this worker's ``CUDA_VISIBLE_DEVICES``) and, with ``payload["cuda"]``,
+    the GPU's name after a small kernel (a sum of 2**20 float32 ones) ran and synchronised; raises
+    (the check fails) when CUDA is unusable or the sum is wrong."""
+    out: Dict[str, Any] = {"visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    if payload.get("cuda"):
+        x = torch.ones(1 << 20, device="cuda")
+        total = float(x.sum().item())
+        torch.cuda.synchronize()
+        if total != float(1 << 20):
+            raise RuntimeError(f"CUDA error: the device summed 2**20 ones to {total}")
+        out["name"] = torch.cuda.get_device_name(0)
+    return out
 
 
 def ceilings(payload: Dict[str, Any]) -> Dict[str, Any]:

@@ -106,7 +106,9 @@ OBSERVATION_SCHEMA = pa.schema([
     ("timing_s", pa.float64()),           # the timed measurement and its integrity checks, seconds
     ("wall_s", pa.float64()),             # the whole job, in the worker
     ("device", pa.string()),
-    ("hw_fingerprint", pa.string()),
+    ("hw_fingerprint", pa.string()),      # the run's hardware (model, driver, libraries): part of the key
+    ("device_index", pa.int64()),         # the GPU the job ran on, among those the probe saw (null: unpinned, CPU)
+    ("device_fingerprint", pa.string()),  # that GPU's own fingerprint (kernelsynth/devices.py; null: unpinned)
     ("interpret", pa.bool_()),
     ("timestamp", pa.string()),
 ])

@@ -95,6 +95,8 @@ class StagedCacheManager(FileCacheManager):
         tmp = os.path.join(self.cache_dir, f".{filename}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         with open(tmp, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())  # the data before the rename: a crash never leaves a short file there
         os.replace(tmp, path)  # atomic: a concurrent reader never sees half a file
         return path
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import errno
 import io
 import json
+import logging
 import multiprocessing as mp
 import os
 import pickle
@@ -51,6 +52,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 from .contract import RESTART_FAULTS, Fault
 from .sandbox import Sandbox, kill_tagged, worker_environment
 from .verify.failures import TamperingError
+
+log = logging.getLogger(__name__)
 
 #: errno values by which the sandbox (or a resource limit) denies something (fault ``sandbox``):
 #: read-only filesystem, permission, no network (or nothing listening), past RLIMIT_FSIZE / RLIMIT_NOFILE / RLIMIT_NPROC,
@@ -74,6 +77,9 @@ class JobResult:
     #: what the worker staged for the shared compile cache during the job, and its cache
     #: counters (:func:`kernelsynth.cache.collect_staged`); taken out by the pool
     staged: Optional[Dict[str, Any]] = None
+    #: the index of the device the job ran on (kernelsynth/devices.py), set by the pool in the
+    #: parent; None: an unpinned worker
+    device: Optional[int] = None
 
     @property
     def ok(self) -> bool:
@@ -411,7 +417,9 @@ class _Worker:
         finally:
             child.close()
         self.proc = _Process(popen, sandbox.active, scratch, tag)
-        self.job: Optional[Tuple[int, float]] = None  # (job index, start time)
+        self.job: Optional[Tuple[Optional[int], float]] = None  # (job index, start time); index None: a device check
+        self.limit = 0.0  # the job's time limit, seconds
+        self.slot = 0  # the pool slot it fills (WorkerPool.slots)
         #: why this worker's staged compile outputs are not promoted (None: they are)
         self.taint: Optional[str] = None
 
@@ -432,6 +440,18 @@ class _Worker:
         self.output.close()
 
 
+#: Faults after which a pool with a device check (``check``) tests the device on a fresh worker
+#: before its next job: the process died, CUDA failed, or nothing answered.
+DEVICE_FAULTS = {Fault.CRASHED, Fault.CUDA_ERROR, Fault.TIMEOUT}
+#: Longest a device check may take (a fresh worker's CUDA start and one small kernel).
+CHECK_TIMEOUT_S = 120.0
+
+
+class DevicesFailed(RuntimeError):
+    """Every device of a pool failed its check (:attr:`WorkerPool.retired` says why) while jobs
+    were left: raised by :meth:`WorkerPool.map`; the jobs already yielded stand."""
+
+
 class WorkerPool:
     """``n`` spawned worker processes with a per-job timeout.
 
@@ -440,6 +460,22 @@ class WorkerPool:
     launched (default: :class:`~kernelsynth.sandbox.Sandbox` with its default settings, i.e.
     bubblewrap when it works here). Use as a context manager; :meth:`map` yields
     ``(index, JobResult)`` as jobs complete, in completion order.
+
+    ``slots``: one entry per worker (then ``n`` is its length): a
+    :class:`kernelsynth.devices.Device` the worker is pinned to (its ``env()``,
+    ``CUDA_VISIBLE_DEVICES``, joins the worker's environment; a replacement keeps the slot's
+    device) or None (unpinned). Every result's ``device`` is the index of the device its job ran
+    on (set here, in the parent; None unpinned). :meth:`map`'s ``place`` keeps a job to one device.
+
+    Failing devices: with ``check`` (the payload of :func:`kernelsynth.jobs.health`, e.g.
+    ``{"cuda": True}``), a job on a pinned worker that ends ``crashed``, ``cuda_error`` or
+    ``timeout`` (:data:`DEVICE_FAULTS`; the job's own result stands: it is yielded as it came) makes
+    the device's next fresh worker run the health job before any other job. A device whose check
+    fails ``device_checks`` times in a row is retired (:attr:`retired`: index -> why): its workers
+    end, no job goes there again, and the other devices take the rest; a job placed on a retired
+    device is yielded as ``crashed`` with that reason. When every device is retired and jobs are
+    left, :meth:`map` raises :class:`DevicesFailed`. A failing GPU costs the jobs that ran on it,
+    not the run.
 
     ``cache``: the run's shared compile cache (:class:`kernelsynth.cache.CompileCache`): its
     settings join every worker's environment, and what a job staged is handed to it with the
@@ -450,31 +486,56 @@ class WorkerPool:
     """
 
     def __init__(self, n: int = 1, env: Optional[Dict[str, str]] = None, timeout_s: float = 600.0,
-                 sandbox: Optional[Sandbox] = None, cache: Optional[Any] = None):
-        self.n, self.env, self.timeout_s = max(1, int(n)), dict(env or {}), float(timeout_s)
+                 sandbox: Optional[Sandbox] = None, cache: Optional[Any] = None, slots: Optional[List[Any]] = None,
+                 check: Optional[Dict[str, Any]] = None, device_checks: int = 2):
+        self.slots: List[Any] = list(slots) if slots else [None] * max(1, int(n))
+        self.n, self.env, self.timeout_s = len(self.slots), dict(env or {}), float(timeout_s)
         self.sandbox = sandbox if sandbox is not None else Sandbox()
         self.cache = cache
         if cache is not None:
             self.env |= cache.worker_env()
+        self.check, self.device_checks = check, max(1, int(device_checks))
+        #: device index -> why it was retired (its checks failed)
+        self.retired: Dict[int, str] = {}
+        self._failed_checks: Dict[int, int] = {}
+        self._needs_check: set = set()  # slots whose next worker runs the device check first
         #: one entry per slot; None: its worker was retired with no job left to run, and the slot
         #: starts a fresh one when the next job comes (:meth:`_revive`)
         self._workers: List[Optional[_Worker]] = []
-        self._spare: Optional[_Worker] = None  # started ahead, so replacing a worker costs no import time
+        #: started ahead, one per device (None: unpinned), so replacing a worker costs no import time
+        self._spares: Dict[Optional[int], _Worker] = {}
+
+    @property
+    def _spare(self) -> Optional[_Worker]:
+        """The first spare worker, or None (one per device; see ``_spares``)."""
+        return next(iter(self._spares.values()), None)
+
+    def _device(self, slot: int) -> Optional[int]:
+        d = self.slots[slot]
+        return None if d is None else d.index
+
+    def _new(self, slot: int) -> _Worker:
+        d = self.slots[slot]
+        w = _Worker(self.sandbox, self.env if d is None else {**self.env, **d.env()})
+        w.slot = slot
+        return w
 
     def __enter__(self) -> "WorkerPool":
-        self._workers = [_Worker(self.sandbox, self.env) for _ in range(self.n)]
+        self._workers = []
+        for i in range(self.n):
+            self._workers.append(self._new(i))
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
         if exc_type is not None:  # interrupted or failed: no waiting for jobs in flight
             for w in self._alive():
                 w.kill()
-            self._workers, self._spare = [], None
+            self._workers, self._spares = [], {}
         self.close()
 
     def _alive(self) -> List[_Worker]:
-        """The started workers: every filled slot, then the spare."""
-        return [w for w in self._workers + [self._spare] if w is not None]
+        """The started workers: every filled slot, then the spares."""
+        return [w for w in self._workers + list(self._spares.values()) if w is not None]
 
     def close(self) -> None:
         for w in self._alive():
@@ -485,51 +546,88 @@ class WorkerPool:
             except Exception:
                 pass
             w.kill()
-        self._workers, self._spare = [], None
+        self._workers, self._spares = [], {}
 
-    def run(self, name: str, payload: Any) -> JobResult:
-        """Run one job and wait for it."""
-        return next(iter(self.map(name, [payload])))[1]
+    def run(self, name: str, payload: Any, device: Optional[int] = None) -> JobResult:
+        """Run one job and wait for it (on device ``device`` when given)."""
+        return next(iter(self.map(name, [payload], place=None if device is None else [device])))[1]
+
+    def usable(self) -> List[int]:
+        """The slots whose device is not retired."""
+        return [i for i in range(self.n) if self._device(i) not in self.retired]
+
+    def retire(self, device: int, why: str) -> None:
+        """Retire ``device`` (see class docstring) for ``why``: its idle workers and spare end now,
+        a busy one when its job ends."""
+        if device in self.retired:
+            return
+        self.retired[device] = why
+        log.warning("cuda device %s retired: %s; its jobs go to the other devices", device, why)
+        spare = self._spares.pop(device, None)
+        if spare is not None:
+            spare.kill()
 
     def map(self, name: str, payloads: Iterable[Any], on_start: Optional[Callable[[int], None]] = None,
-            recycle: Optional[Callable[[int, JobResult], bool]] = None) -> Iterator[Tuple[int, JobResult]]:
+            recycle: Optional[Callable[[int, JobResult], bool]] = None,
+            place: Optional[List[Optional[int]]] = None) -> Iterator[Tuple[int, JobResult]]:
         """Run ``name`` on every payload; yield ``(index, JobResult)`` in completion order.
         ``recycle(index, result)``: the parent's own reason to replace the worker that ran a job
-        (besides RESTART_FAULTS and ``result.recycle``), decided before the worker is reused."""
+        (besides RESTART_FAULTS and ``result.recycle``), decided before the worker is reused.
+        ``place[index]``: the device index job ``index`` must run on (None: any)."""
         if not self._workers:
             self.__enter__()
-        todo = list(enumerate(payloads))[::-1]
-        payloads_by_idx = dict(todo)
+        payloads = list(payloads)
+        where = list(place) if place is not None else [None] * len(payloads)
+        todo = list(range(len(payloads)))  # job indices in order; the first a slot can take goes next
         busy: Dict[Connection, _Worker] = {}
-        idle = list(self._workers)
+        idle = self.usable()[::-1]
         while todo or busy:
-            while todo and idle:
-                w = idle.pop()
-                idx, payload = todo.pop()
-                if w is None:  # a slot retired when no job was left: its fresh worker starts now
-                    w = self._revive()
-                try:
-                    w.conn.send((name, payload))
-                except (BrokenPipeError, OSError):
-                    w = self._replace(w, len(todo) + 1)
-                    w.conn.send((name, payload))
-                w.job = (idx, time.monotonic())
+            # jobs placed on a device that is retired (or not in this pool) cannot run
+            devices = {self._device(i) for i in self.usable()}
+            for idx in [j for j in todo if where[j] is not None and where[j] not in devices]:
+                todo.remove(idx)
+                why = self.retired.get(where[idx], "not a device of this pool")
+                yield idx, self._placed(JobResult(Fault.CRASHED, error=f"cuda device {where[idx]} cannot run jobs: "
+                                                                       f"{why}"), where[idx])
+            if todo and not busy and not any(self._device(i) not in self.retired for i in idle):
+                raise DevicesFailed("every device of the run failed its check: " + "; ".join(
+                    f"cuda device {d}: {why}" for d, why in sorted(self.retired.items())))
+            for slot in list(idle)[::-1]:
+                if self._device(slot) in self.retired:
+                    idle.remove(slot)
+                    continue
+                if slot in self._needs_check:  # the device first shows it still works
+                    idle.remove(slot)
+                    w = self._workers[slot] or self._revive(slot)
+                    w = self._send(w, slot, "health", self.check, None, CHECK_TIMEOUT_S)
+                    busy[w.conn] = w
+                    continue
+                idx = next((j for j in todo if where[j] is None or where[j] == self._device(slot)), None)
+                if idx is None:
+                    continue
+                idle.remove(slot)
+                todo.remove(idx)
+                payload = payloads[idx]
+                w = self._workers[slot] or self._revive(slot)
+                w = self._send(w, slot, name, payload, idx, self.timeout_s, queued=len(todo) + 1)
                 cand = getattr(payload, "candidate", None)
                 if name == "evaluate" and getattr(cand, "role", None) in ("external", "inductor") and w.taint is None:
                     w.taint = f"ran the {cand.role} candidate {getattr(cand, 'name', '?')}"  # untrusted or generated code
                 busy[w.conn] = w
                 if on_start:
                     on_start(idx)
-            deadline = min(w.job[1] for w in busy.values()) + self.timeout_s
+            if not busy:
+                continue  # every job left is placed on a device that is now retired: yielded above
+            deadline = min(w.job[1] + w.limit for w in busy.values())
             ready = wait(list(busy), timeout=max(0.0, deadline - time.monotonic()))
             for conn in ready:
                 w = busy.pop(conn)
                 idx, start = w.job
                 try:
-                    result = _recv_before(w, start + self.timeout_s)
+                    result = _recv_before(w, start + w.limit)
                     if result is None:  # readable, but the message never completed: a forged header
                         result = JobResult(Fault.TIMEOUT, error=f"the worker's result did not arrive complete within "
-                                           f"{self.timeout_s:.0f} s of the job's start; worker killed",
+                                           f"{w.limit:.0f} s of the job's start; worker killed",
                                            seconds=time.monotonic() - start)
                     elif not isinstance(result, JobResult) or not isinstance(result.fault, Fault):
                         result = JobResult(Fault.EXCEPTION, error=f"the worker sent {type(result).__name__}, not a JobResult "
@@ -542,23 +640,82 @@ class WorkerPool:
                     result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job"
                                        + (f"; its last output:\n{tail}" if tail else ""),
                                        seconds=time.monotonic() - start)
+                if idx is None:  # the device check
+                    self._checked(w, result, idle, len(todo))
+                    continue
+                self._placed(result, self._device(w.slot))  # before the parent's check, which reads it
                 parent_says = recycle is not None and recycle(idx, result)  # always asked: it may record things
-                self._take_staged(w, payloads_by_idx.get(idx), result, parent_says)
+                self._take_staged(w, payloads[idx], result, parent_says)
                 # the request's fresh_worker is the parent's own decision: result.recycle is written in
                 # the candidate's process, which could keep its worker for the next job by clearing it
-                fresh = bool(getattr(payloads_by_idx.get(idx), "fresh_worker", False))
+                fresh = bool(getattr(payloads[idx], "fresh_worker", False))
+                self._after_fault(w, result)
                 if result.fault in RESTART_FAULTS or result.recycle or parent_says or fresh:
-                    w = self._replace(w, len(todo))
-                idle.append(w)
-                yield idx, result
+                    self._replace(w, len(todo))
+                idle.append(w.slot)
+                yield idx, self._placed(result, self._device(w.slot))
             now = time.monotonic()
             for conn, w in list(busy.items()):
                 idx, start = w.job
-                if now - start >= self.timeout_s:
+                if now - start >= w.limit:
                     del busy[conn]
-                    idle.append(self._replace(w, len(todo)))
-                    yield idx, JobResult(Fault.TIMEOUT, error=f"no result within {self.timeout_s:.0f} s; worker killed",
-                                         seconds=now - start)
+                    result = JobResult(Fault.TIMEOUT, error=f"no result within {w.limit:.0f} s; worker killed",
+                                       seconds=now - start)
+                    if idx is None:
+                        self._checked(w, result, idle, len(todo))
+                        continue
+                    self._after_fault(w, result)
+                    self._replace(w, len(todo))
+                    idle.append(w.slot)
+                    yield idx, self._placed(result, self._device(w.slot))
+
+    @staticmethod
+    def _placed(result: JobResult, device: Optional[int]) -> JobResult:
+        result.device = device  # the parent's fact, whatever the worker's message held
+        return result
+
+    def _send(self, w: _Worker, slot: int, name: str, payload: Any, idx: Optional[int], limit: float,
+              queued: int = 1) -> _Worker:
+        """Send one job to slot ``slot``'s worker (a fresh one when the pipe is broken)."""
+        try:
+            w.conn.send((name, payload))
+        except (BrokenPipeError, OSError):
+            w = self._replace(w, queued)
+            try:
+                w.conn.send((name, payload))
+            except (BrokenPipeError, OSError):
+                pass  # the fresh worker died too: reading its result ends in EOF, a crashed job
+        w.job, w.limit = (idx, time.monotonic()), limit
+        return w
+
+    def _after_fault(self, w: _Worker, result: JobResult) -> None:
+        """A pinned worker's job ended with a :data:`DEVICE_FAULTS` fault: its device is checked
+        before the slot's next job (class docstring)."""
+        if self.check is not None and self._device(w.slot) is not None and result.fault in DEVICE_FAULTS:
+            self._needs_check.add(w.slot)
+
+    def _checked(self, w: _Worker, result: JobResult, idle: List[int], queued: int) -> None:
+        """The device check of slot ``w.slot`` ended: the slot takes jobs again, checks again on a
+        fresh worker, or its device is retired after ``device_checks`` failures in a row."""
+        slot, device = w.slot, self._device(w.slot)
+        if result.ok:
+            self._needs_check.discard(slot)
+            self._failed_checks[device] = 0
+            if result.recycle:
+                self._replace(w, queued + 1)
+        else:
+            n = self._failed_checks[device] = self._failed_checks.get(device, 0) + 1
+            first = (result.error or "").strip().splitlines()
+            why = f"{n} device check(s) failed in a row, the last {result.fault.value}: {first[0] if first else ''}"[:500]
+            if n >= self.device_checks:
+                self.retire(device, why)
+                self._needs_check.discard(slot)
+                w.kill()
+                self._workers[slot] = None
+            else:
+                log.warning("cuda device %s: check failed (%s); checking again on a fresh worker", device, why)
+                self._replace(w, queued + 1)
+        idle.append(slot)
 
     def _take_staged(self, w: _Worker, payload: Any, result: JobResult, parent_says: bool) -> None:
         """Hand what ``result``'s job staged to the cache (see class docstring), then drop it."""
@@ -576,34 +733,38 @@ class WorkerPool:
         self.cache.receive(staged, job, w.taint)
 
     def _replace(self, w: _Worker, queued: int) -> Optional[_Worker]:
-        """Kill ``w`` and put a fresh worker in its place, for ``queued`` jobs still to be sent:
-        the spare started at an earlier replacement (its imports done while other jobs ran) when
-        there is one, else a new worker -- or none when nothing is queued (the slot is None and
-        :meth:`_revive` fills it if a job comes: a worker started after the last job would only
-        import torch to be closed). A next spare is started only when another job is queued
-        beyond the one the new worker takes (``queued >= 2``)."""
+        """Kill ``w`` and put a fresh worker in its slot (same device), for ``queued`` jobs still to
+        be sent: the slot device's spare started at an earlier replacement (its imports done while
+        other jobs ran) when there is one, else a new worker -- or none when nothing is queued (the
+        slot is None and :meth:`_revive` fills it if a job comes: a worker started after the last
+        job would only import torch to be closed). A next spare is started only when another job
+        is queued beyond the one the new worker takes (``queued >= 2``)."""
+        slot = w.slot
         w.kill()
-        spare, self._spare = self._spare, None
+        key = self._device(slot)
+        spare = self._spares.pop(key, None)
         if spare is not None and spare.proc.is_alive():
             new: Optional[_Worker] = spare
+            new.slot = slot
         else:
             if spare is not None:
                 spare.kill()
-            new = _Worker(self.sandbox, self.env) if queued > 0 else None
-        self._workers[self._workers.index(w)] = new
-        if queued >= 2:
-            self._spare = _Worker(self.sandbox, self.env)
+            new = self._new(slot) if queued > 0 else None
+        self._workers[slot] = new
+        if queued >= 2 and key not in self.retired:
+            self._spares[key] = self._new(slot)
         return new
 
-    def _revive(self) -> _Worker:
-        """Fill a slot that :meth:`_replace` left empty: with the spare when one is alive, else a
-        new worker; returns it."""
-        spare, self._spare = self._spare, None
+    def _revive(self, slot: int) -> _Worker:
+        """Fill slot ``slot``, which :meth:`_replace` left empty: with its device's spare when one
+        is alive, else a new worker; returns it."""
+        spare = self._spares.pop(self._device(slot), None)
         if spare is not None and spare.proc.is_alive():
             new = spare
+            new.slot = slot
         else:
             if spare is not None:
                 spare.kill()
-            new = _Worker(self.sandbox, self.env)
-        self._workers[self._workers.index(None)] = new
+            new = self._new(slot)
+        self._workers[slot] = new
         return new

@@ -55,13 +55,16 @@ def run(tmp_path_factory):
 def sweeps(tmp_path_factory):
     """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, conv_relu_maxpool over BLOCK_W,
     the tunable it has), merged into one dataset, and one run per task over both values.
-    Tunables are pinned with plain task.tunables.X overrides."""
+    Tunables are pinned with plain task.tunables.X overrides. The flip2d sweep runs through
+    hydra-submitit-launcher's local executor (``hydra/launcher=submitit_local``: each job a process
+    of submitit's, as on Slurm), the conv_relu_maxpool one through Hydra's basic launcher."""
     tmp = tmp_path_factory.mktemp("sweeps")
     env = _env(tmp)
     out = {"tmp": tmp, "procs": {}}
     # num_warps pinned: one config per job, so the single run's first two configs are the union
-    for task, tunable in (("flip2d", "BLOCK_N=128,256"), ("conv_relu_maxpool", "BLOCK_W=16,32")):
-        p = _ks("-m", *CHEAP, f"task={task}", f"task.tunables.{tunable}", "task.tunables.num_warps=4",
+    for task, tunable, launcher in (("flip2d", "BLOCK_N=128,256", ["hydra/launcher=submitit_local"]),
+                                    ("conv_relu_maxpool", "BLOCK_W=16,32", [])):
+        p = _ks("-m", *launcher, *CHEAP, f"task={task}", f"task.tunables.{tunable}", "task.tunables.num_warps=4",
                 f"hydra.sweep.dir={tmp / task}", f"cache_dir={tmp / 'cache'}", env=env)
         out["procs"][task] = p
         assert p.returncode == 0, p.stderr[-3000:]
@@ -80,6 +83,28 @@ def test_a_sweep_ends_with_one_merged_dataset(sweeps):
     assert "merged 2 job(s)" in sweeps["procs"]["flip2d"].stdout
     ds = datasets.load_dataset(str(tmp / "flip2d" / "dataset"), "flip2d")
     assert list(ds) == ["cpu"] and ds["cpu"].num_rows == 1
+    # the flip2d jobs ran in submitit's own processes (one folder, log and result per job)
+    done = sorted((tmp / "flip2d" / ".submitit").glob("*/*_0_result.pkl"))
+    assert len(done) == 2 and len({p.parent.name for p in done}) == 2
+    assert "submitit_launcher.LocalLauncher" in (tmp / "flip2d" / "0" / ".hydra" / "hydra.yaml").read_text()
+
+
+def test_the_slurm_launcher_config_is_the_plugins_with_one_gpu_per_job():
+    """conf/hydra/launcher/slurm_submitit.yaml extends hydra-submitit-launcher's submitit_slurm
+    (composed, not run: CI has no Slurm; the same plugin's local executor runs the sweep above)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    from kernelsynth.config import register_configs
+    from kernelsynth.paths import CONF_DIR
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = hydra_compose(config_name="config", overrides=["hydra/launcher=slurm_submitit",
+                                                             "hydra.launcher.partition=gpu"], return_hydra_config=True)
+    launcher = cfg.hydra.launcher
+    assert launcher._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+    assert (launcher.gpus_per_node, launcher.tasks_per_node, launcher.timeout_min, launcher.partition) == (1, 1, 720, "gpu")
 
 
 def test_merged_sweeps_equal_one_run_over_the_union(sweeps):

@@ -28,7 +28,8 @@ from ..cache import CompileCache
 from ..ceilings import correct as correct_ceilings, derive
 from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns
-from ..hardware import Hardware, ceiling_lines, load_or_measure_ceilings
+from ..devices import Device, device_report, distinct, parent_visible_devices, parse_workers, plan_slots
+from ..hardware import Hardware, apply_ceilings, ceiling_lines, ceilings_entry
 from ..errors import UserError
 from ..tolerance import op_class
 from ..external import ExternalCandidate, load_external
@@ -64,7 +65,7 @@ class Exploration:
     def __init__(self, trials: int = _D.trials, timing_shape_trials: int = _D.timing_shape_trials,
                  seed: int = _D.seed, warmup_ms: float = _D.warmup_ms, rep_ms: float = _D.rep_ms,
                  timing_repeats: int = _D.timing_repeats, timeout_s: float = _D.timeout_s,
-                 workers: Optional[int] = _D.workers, interpreter_max_configs: int = _D.interpreter_max_configs,
+                 workers: Any = _D.workers, interpreter_max_configs: int = _D.interpreter_max_configs,
                  baselines: bool = _D.baselines, progress: bool = _D.progress,
                  extra_candidates: Optional[List[str]] = None, fresh_worker: str = _D.fresh_worker,
                  screen_sources: bool = _D.screen_sources, sandbox: Any = None, profile: bool = _D.profile,
@@ -75,6 +76,10 @@ class Exploration:
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
         self.warmup_ms, self.rep_ms, self.timing_repeats = warmup_ms, rep_ms, timing_repeats
         self.timeout_s, self.workers = timeout_s, workers
+        parse_workers(workers)  # a bad value fails here, before any work
+        #: the worker slots to use instead of planning them from the probe's devices (tests)
+        self.slots: Optional[List[Optional[Device]]] = None
+        self._device_ceilings: Dict[int, Dict[str, Any]] = {}
         self.interpreter_max_configs, self.baselines, self.progress = interpreter_max_configs, baselines, progress
         self.extra_candidates = list(extra_candidates or [])
         self.sources = list(_D().sources if sources is None else sources)
@@ -192,8 +197,11 @@ class Exploration:
             generated_dir.mkdir(parents=True, exist_ok=True)
         sandbox = self.sandbox_for(jobs, store.run_dir, [extensions], gpu=not hw.interpret, cache=cache_dir, hidden=hidden,
                                    extra_readable=[str(generated_dir)] if "inductor" in self.sources else [])
+        slots = self.slots if self.slots is not None else plan_slots(self.workers, hw.devices, hw.fingerprint,
+                                                                      parent_visible_devices())
+        devices = distinct(slots)
         if "inductor" in self.sources:
-            generated = self._generate(spec, hw, store, env, sandbox, cache_dir)
+            generated = self._generate(spec, hw, store, env, sandbox, cache_dir, devices[0] if devices else None)
             jobs = self.plan(spec, hw, external, cache_dir, generated)
         # sandboxed, workers read the shared cache and stage new entries; the parent promotes them
         cache = CompileCache(cache_dir, sandboxed=sandbox.active)
@@ -214,16 +222,13 @@ class Exploration:
                             "they could read every root-owned file that is not hidden (tests/adversarial/sandbox_s6 "
                             "uid0_fallback). Make the files it names readable by other users, or accept the risk "
                             "with exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
-        n_workers = self.workers or 1
         rows: List[Dict[str, Any]] = []
-        with WorkerPool(n_workers, env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache) as pool:
+        with WorkerPool(env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache, slots=slots,
+                        check={"cuda": not hw.interpret} if devices else None) as pool:
+            if devices:
+                log.info("exploration: %d worker(s) on %s", len(slots), ", ".join(d.label for d in devices))
             if not hw.interpret:
-                def measure():
-                    res = pool.run("ceilings", {"cache_dir": str(cache_dir)})
-                    if not res.ok:
-                        raise RuntimeError(f"measuring the ceilings failed ({res.fault}): {res.error}")
-                    return res.value
-                load_or_measure_ceilings(hw, cache_dir, measure)
+                self._ceilings(pool, hw, devices, cache_dir)
                 for line in ceiling_lines(hw):
                     log.info(line)
             for attempt in range(2):  # a second pass re-runs jobs whose files failed at consolidation
@@ -231,8 +236,8 @@ class Exploration:
                 if attempt == 0 and len(todo) < len(jobs):
                     log.info("resuming: %d of %d observations already on disk", len(jobs) - len(todo), len(jobs))
                 if todo:
-                    references = self._references(pool, todo)
-                    self._run_jobs(pool, todo, hw, store, console, references)
+                    references = self._references(pool, todo, devices)
+                    self._run_jobs(pool, todo, hw, store, console, references, devices)
                 n_events = len(store.events)
                 rows = store.read(verify=True, at="consolidation")
                 for event in store.events[n_events:]:
@@ -240,7 +245,10 @@ class Exploration:
                                 event["file"], event["problem"])
                 if len(store.events) == n_events:
                     break
-        rows = self._profile(spec, hw, store, rows, jobs, env, sandbox)
+            retired = dict(pool.retired)
+        lead = next((d for d in devices if d.index not in retired), None)
+        rows = self._profile(spec, hw, store, rows, jobs, env, sandbox, lead)
+        hw.devices = device_report(hw.devices, slots, retired, rows, self._device_ceilings)
         # Ceilings that are ceilings: a verified observation above one raises it (kernelsynth/ceilings.py);
         # the shards keep the columns as measured, the consolidated table and what follows use the raise.
         for c in correct_ceilings(hw, rows, spec.sha256):
@@ -256,8 +264,37 @@ class Exploration:
             log.warning("compile cache: %s %s: %s", e["job"], e["entry"], e["problem"])
         return rows
 
+    def _ceilings(self, pool: WorkerPool, hw: Hardware, devices: List[Device], cache_dir: Path) -> None:
+        """The measured ceilings (kernelsynth/hardware.py): per device, each measured once per device
+        fingerprint (unpinned: the run's fingerprint) in a worker of that device; the run's are the
+        best over its devices. A device whose measurement fails is retired (its jobs go to the
+        others); raises RuntimeError when every one fails."""
+        entries, errors = [], []
+        self._device_ceilings = {}
+        for d in devices or [None]:
+            def measure(d=d):
+                res = pool.run("ceilings", {"cache_dir": str(cache_dir)}, device=None if d is None else d.index)
+                if not res.ok:
+                    raise RuntimeError(f"measuring the ceilings failed ({res.fault}): {res.error}")
+                return res.value
+            try:
+                entry = ceilings_entry(d.fingerprint if d else hw.fingerprint, hw.device_name, cache_dir, measure)
+            except RuntimeError as e:
+                if d is None:
+                    raise
+                errors.append(f"{d.label}: {e}")
+                pool.retire(d.index, str(e).splitlines()[0][:500])
+                continue
+            entries.append((None if d is None else d.index, entry))
+            if d is not None:
+                self._device_ceilings[d.index] = entry
+        if not entries:
+            raise RuntimeError("measuring the ceilings failed on every device: " + " | ".join(errors))
+        apply_ceilings(hw, entries)
+
     def _profile(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, rows: List[Dict[str, Any]],
-                 jobs: List[Job], env: Dict[str, str], sandbox: Sandbox) -> List[Dict[str, Any]]:
+                 jobs: List[Job], env: Dict[str, str], sandbox: Sandbox,
+                 lead: Optional[Device] = None) -> List[Dict[str, Any]]:
         """The profile step (kernelsynth/profiling.py): Nsight Compute on one call of each version's
         fastest verified config, in a fresh worker that timed nothing, after every timing; one ncu
         run per dtype profiles its versions in turn (``ProfileRequest.batch``). Each
@@ -287,7 +324,8 @@ class Exploration:
                 groups.append([o])
         most = max((len(g) for g in groups), default=1)
         started = time.monotonic()
-        with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s * most + 60, sandbox=sandbox) if todo \
+        with WorkerPool(1, env=env, timeout_s=self.profile_timeout_s * most + 60, sandbox=sandbox,
+                        slots=[lead] if lead else None) if todo \
                 else contextlib.nullcontext() as pool:
             for group in groups:
                 spent = time.monotonic() - started
@@ -342,7 +380,7 @@ class Exploration:
                        cache=str(cache) if cache is not None else None)
 
     def _generate(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, env: Dict[str, str],
-                  sandbox: Sandbox, cache_dir: Path) -> Dict[str, inductor.GeneratedCandidate]:
+                  sandbox: Sandbox, cache_dir: Path, lead: Optional[Device] = None) -> Dict[str, inductor.GeneratedCandidate]:
         """The ``inductor`` source: per dtype, TorchInductor's code for the reference, made in a
         worker on the target device (:func:`kernelsynth.jobs.inductor`, a pool of its own that ends
         with it) and written by this process to ``<run dir>/inductor/`` (kept: a resumed run reuses
@@ -362,7 +400,7 @@ class Exploration:
                 todo.append((dtype, stem))
         if not todo:
             return out
-        with WorkerPool(1, env=env, timeout_s=self.timeout_s, sandbox=sandbox) as pool:
+        with WorkerPool(1, env=env, timeout_s=self.timeout_s, sandbox=sandbox, slots=[lead] if lead else None) as pool:
             for dtype, stem in todo:
                 payload = {"reference": str(spec.reference), "dtype": dtype, "device": hw.device, "shape": shape,
                            "seed": self.seed, "task": spec.name}
@@ -388,27 +426,43 @@ class Exploration:
                 log.warning("inductor %s: extraction failed (%s)", dtype, row["reason"].splitlines()[0][:300])
         return out
 
-    def _references(self, pool: WorkerPool, todo: List[Job]) -> Dict[str, Dict[str, Any]]:
+    def _references(self, pool: WorkerPool, todo: List[Job],
+                    devices: Optional[List[Device]] = None) -> Dict[Any, Dict[str, Any]]:
         """The independent references of every dtype with untrusted jobs (kernelsynth/audit.py),
-        computed by :func:`kernelsynth.jobs.oracle` before any candidate runs: ``{dtype: refs}``.
-        The aten ops the oracle saw the reference dispatch join the spec's ``reference_ops`` in
-        every job of that dtype (kernelsynth.spec.merge_reference_ops).
-        Raises RuntimeError when the reference itself fails (the task is broken, not a candidate)."""
-        refs: Dict[str, Dict[str, Any]] = {}
+        computed by :func:`kernelsynth.jobs.oracle` before any candidate runs, on each of
+        ``devices`` (a worker pinned there; none: the pool's one device): ``{(device index or
+        None, dtype): refs}``. The aten ops the oracle saw the reference dispatch join the spec's
+        ``reference_ops`` in every job of that dtype (kernelsynth.spec.merge_reference_ops).
+        A device where the oracle fails while it runs on another is retired (a failing GPU, not a
+        broken task). Raises RuntimeError when the reference fails on every device (the task is
+        broken, not a candidate)."""
+        refs: Dict[Any, Dict[str, Any]] = {}
+        where = [d.index for d in devices if d.index not in pool.retired] if devices else [None]
+        seen = set()
         for j in todo:
             dtype = j.request.dtype
-            if j.request.candidate.trusted or dtype in refs:
+            if j.request.candidate.trusted or dtype in seen:
                 continue
-            res = pool.run("oracle", j.request)
-            if not res.ok:
+            seen.add(dtype)
+            results = dict(pool.map("oracle", [j.request] * len(where), place=None if where == [None] else where))
+            good = {where[i]: r for i, r in results.items() if r.ok}
+            if not good:
+                res = results[0]
                 raise RuntimeError(f"the reference failed on the audited shapes ({dtype}, {res.fault}): {res.error}")
-            refs[dtype] = res.value["references"]
+            for i, r in results.items():
+                if not r.ok:
+                    pool.retire(where[i], f"the reference failed there and not elsewhere ({r.fault}): "
+                                          f"{(r.error or '').splitlines()[0][:300] if r.error else ''}")
+            for d, r in good.items():
+                refs[(d, dtype)] = r.value["references"]
+            first = next(iter(good.values()))
             # the aten ops the reference dispatched, with the spec's own, for the fallback check
             # (a new request: reference_ops is not part of the key, KEY_EXCLUDED says why)
-            ops = merge_reference_ops(j.request.reference_ops, res.value.get("reference_ops") or [])
+            ops = merge_reference_ops(j.request.reference_ops, first.value.get("reference_ops") or [])
             for other in todo:
                 if other.request.dtype == dtype:
                     other.request = dataclasses.replace(other.request, reference_ops=ops)
+            where = [d for d in where if d not in pool.retired] or where
         return refs
 
     def _screen(self, todo: List[Job], store: ObservationStore, counts: Dict[str, int]) -> List[Job]:
@@ -437,10 +491,11 @@ class Exploration:
         return left
 
     def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
-                  references: Optional[Dict[str, Dict[str, Any]]] = None):
+                  references: Optional[Dict[Any, Dict[str, Any]]] = None, devices: Optional[List[Device]] = None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         counts = {"accepted": 0, "rejected": 0}
+        fingerprints = {d.index: d.fingerprint for d in devices or []}
         todo = self._screen(todo, store, counts)
         with Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       TextColumn("{task.description}"), console=console, disable=not self.progress,
@@ -457,8 +512,11 @@ class Exploration:
                 if not result.ok or p.candidate.trusted or references is None \
                         or result.value.verdict != "accepted":
                     return False
-                problem = audit_problem(result.value.audit, references.get(p.dtype, {}), p.comparison, p.tol,
-                                        p.precision)
+                # the references computed on the device the candidate ran on (kernelsynth/devices.py)
+                refs = references.get((result.device, p.dtype))
+                if refs is None:
+                    refs = next((v for (_, dt), v in references.items() if dt == p.dtype), {})
+                problem = audit_problem(result.value.audit, refs, p.comparison, p.tol, p.precision)
                 if problem:
                     problems[idx] = problem
                 return bool(problem)
@@ -467,6 +525,8 @@ class Exploration:
                                         on_start=lambda i: bar.update(task, description=todo[i].label), recycle=audit):
                 job = todo[idx]
                 row = observation_row(job, result, hw)
+                row["device_index"] = result.device  # the parent's record of where it ran
+                row["device_fingerprint"] = fingerprints.get(result.device)
                 problem = problems.pop(idx, None)
                 if row["verdict"] == "accepted" and problem:
                     row.update(verdict="rejected", fault=Fault.AUDIT.value, reason=(
