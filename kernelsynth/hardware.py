@@ -15,6 +15,8 @@ import fcntl
 import hashlib
 import json
 import logging
+import os
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -172,6 +174,10 @@ def load_or_measure_ceilings(hw: Hardware, cache_dir: Path, measure: Callable[[]
     apply_ceilings(hw, [(None, ceilings_entry(hw.fingerprint, hw.device_name, cache_dir, measure))])
 
 
+#: The longest a run waits for another's ceiling measurement (``<cache>/ceilings.lock``), seconds.
+LOCK_WAIT_S = 900.0
+
+
 def ceilings_entry(fingerprint: str, device_name: str, cache_dir: Path,
                    measure: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
     """The ceilings measured under ``fingerprint`` (a run's or one device's,
@@ -185,12 +191,31 @@ def ceilings_entry(fingerprint: str, device_name: str, cache_dir: Path,
     path.parent.mkdir(parents=True, exist_ok=True)
     # One lock for the whole check-measure-write, so concurrent runs measure a device once and
     # never drop each other's entries (runs in different directories share this cache).
-    with open(path.with_suffix(".lock"), "a") as lock:
+    # The lock file is the parent's own (0600): the shared cache is readable in the sandbox, and a
+    # read-only descriptor is enough to take a flock, so a worker of another run could otherwise
+    # hold it for as long as it lives (tests/adversarial/sandbox_s7 flock_cache). Waiting is bounded
+    # (LOCK_WAIT_S) for the same reason: past it the run goes on unlocked and says so.
+    lock_path = path.with_suffix(".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        pass
+    with os.fdopen(fd, "a") as lock:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        log.warning("%s: still locked after %.0f s; measuring without the lock", lock_path, LOCK_WAIT_S)
+                        break
+                    time.sleep(0.2)
         except OSError as e:  # a filesystem without locks (Lustre mounted without -o flock): unlocked
             log.warning("%s: no lock on this filesystem (%s): concurrent runs may each measure a device once",
-                        path.with_suffix(".lock"), e)
+                        lock_path, e)
         entry = _read_json(path).get(fingerprint)
         if entry is not None and entry.get("protocol") != CEILINGS_PROTOCOL:
             entry = None  # measured by an earlier protocol (one method): measure again

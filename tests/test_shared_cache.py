@@ -157,3 +157,29 @@ def test_ceilings_on_a_filesystem_without_locks_still_measure_and_keep_other_ent
     entry = hardware.ceilings_entry("dev-a", "dev", tmp_path, lambda: {"copy_gbps": 4000.0, "matmul_tflops": 700.0})
     assert entry["copy_gbps"] == 4000.0 and "no lock on this filesystem" in caplog.text
     assert sorted(json.loads((tmp_path / "ceilings.json").read_text())) == ["dev-a", "other"]
+
+
+def test_the_ceilings_lock_is_the_parents_own_and_a_held_lock_is_waited_for_a_bounded_time(tmp_path, monkeypatch, caplog):
+    """tests/adversarial/sandbox_s7 flock_cache: ceilings.lock was readable in the sandbox (the
+    shared cache is bound read-only), a read-only descriptor takes a flock, and the parent waited
+    for it without a limit (another run's measurement stalled 14.5 s). Now 0600, and bounded."""
+    import fcntl
+    import logging
+    import os
+
+    from kernelsynth import hardware
+
+    lock = tmp_path / "ceilings.lock"
+    lock.write_text("")
+    os.chmod(lock, 0o644)  # as an older run left it
+    holder = open(lock)  # read-only: enough for a flock
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    monkeypatch.setattr(hardware, "LOCK_WAIT_S", 0.5)
+    caplog.set_level(logging.WARNING)
+    try:
+        entry = hardware.ceilings_entry("fp", "dev", tmp_path, lambda: {"copy_gbps": 1.0, "matmul_tflops": 2.0,
+                                                                         "methods": {}})
+    finally:
+        holder.close()
+    assert entry["copy_gbps"] == 1.0 and "still locked after" in caplog.text
+    assert os.stat(lock).st_mode & 0o077 == 0
