@@ -338,6 +338,9 @@ class Sandbox:
                 lead_to(p)
             cmd += ["--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", p]
         rehide = [p for p in nested if any(_under(p, b) for b in bound)]
+        # one inside another (a sweep job's run directory inside its hidden sweep folder) is covered
+        # by the outer one's tmpfs, where it no longer exists to be remounted
+        rehide = [p for p in rehide if not any(_under(p, q) and p != q for q in rehide)]
         for p in rehide:
             cmd += ["--tmpfs", p]
         for p in hide + rehide:
