@@ -122,7 +122,8 @@ CUDA_TASKS = [n for n in sorted(TASKS) if _cuda_builds(n)]
 def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name):
     def nvcc(b):
         label, path, macros = b
-        cmd = ["nvcc", "-arch=sm_90", "-std=c++17", "-c", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
+        # -cubin: device code only, what the harness's NVRTC compiles (no host pass: it never builds one)
+        cmd = ["nvcc", "-arch=sm_90", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
                *[f"-D{m}" for m in macros], str(path)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         return label, r.returncode, r.stderr
