@@ -444,7 +444,9 @@ def test_conv_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
 
 FLIP_NUMERIC_CASES = {
     "shapes_m": ("shapes/large_ragged_m.py", r"shape (\d+)x\d+, trial 0: not bit-exact"),
-    "memo_sampled": ("caching/sampled_memo.py", r"stale answer: after one element and a small region"),
+    # caught on shape 4x67 by the last-element change since session 7 (rule 10), else by the element and region
+    "memo_sampled": ("caching/sampled_memo.py",
+                     r"stale answer: after (one element and a small region|the last element of the input alone)"),
 }
 
 
