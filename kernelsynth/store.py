@@ -151,6 +151,37 @@ def atomic_write_table(path: Path, table: pa.Table) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
+def schema_mismatches(row: Dict[str, Any], columns: Iterable[str],
+                      schema: Optional[pa.Schema] = None) -> List[Tuple[str, str]]:
+    """``[(column, type name of its value)]`` for the ``columns`` of ``row`` whose value the
+    column's type in ``schema`` (default :data:`OBSERVATION_SCHEMA`) cannot hold: a str where a
+    number goes, an int or bool where a str goes, a bool where a number goes. None is always
+    allowed; list and struct columns take what pyarrow itself accepts."""
+    schema = OBSERVATION_SCHEMA if schema is None else schema
+    scalar = {pa.types.is_string: lambda v: isinstance(v, str),
+              pa.types.is_boolean: lambda v: isinstance(v, bool),
+              pa.types.is_floating: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              pa.types.is_integer: lambda v: isinstance(v, int) and not isinstance(v, bool)}
+    bad = []
+    for k in columns:
+        value = row.get(k)
+        if value is None or k not in schema.names:
+            continue
+        want = schema.field(k).type
+        check = next((ok for is_type, ok in scalar.items() if is_type(want)), None)
+        if check is not None:
+            fits = check(value)
+        else:
+            try:
+                pa.array([value], type=want)
+                fits = True
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                fits = False
+        if not fits:
+            bad.append((k, type(value).__name__))
+    return bad
+
+
 def rows_to_table(rows: Iterable[Dict[str, Any]], schema: pa.Schema) -> pa.Table:
     rows = list(rows)
     for r in rows:

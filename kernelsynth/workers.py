@@ -29,6 +29,7 @@ next candidate's thread check would blame them on it). See references/EXPLORATIO
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import io
 import json
@@ -45,7 +46,6 @@ import tempfile
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -63,7 +63,7 @@ SANDBOX_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENETUNREACH, err
                   errno.EFBIG, errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOSPC, errno.EDQUOT}
 
 
-@dataclass
+@dataclasses.dataclass
 class JobResult:
     """What one job produced. ``value`` when ``fault`` is ``Fault.OK``; else ``error`` holds the message."""
 
@@ -274,8 +274,6 @@ class _ResultUnpickler(pickle._Unpickler):  # the Python unpickler: its dispatch
 def plain(value: Any) -> Any:
     """``value`` with numpy scalars turned into Python numbers (the parent refuses numpy classes),
     recursively through dicts, lists, tuples and dataclass fields; anything else unchanged."""
-    import dataclasses
-
     mod = type(value).__module__
     if mod == "numpy" and hasattr(value, "item"):
         return value.item()

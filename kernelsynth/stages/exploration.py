@@ -37,7 +37,7 @@ from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
 from ..shapes import JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, joint_shapes, large_dim_shapes
-from ..store import ObservationStore
+from ..store import ObservationStore, schema_mismatches
 from ..workers import JobResult, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -559,13 +559,14 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
                                 + ("\n" + result.error[-3000:] if result.error else "")}
     v = result.value
     row.update({k: getattr(v, k) for k in result_columns()})
-    bad = wrong_types(row, result_columns())
-    if bad or v.verdict not in ("accepted", "rejected"):  # the worker's result is the candidate's to
-        for k in bad:                                      # write (sandbox_s7 field_types): a value the
-            row[k.split(" ", 1)[0]] = None                 # table cannot hold would end the run
+    # the worker's result is the candidate's to write (sandbox_s7 field_types): a value the table
+    # cannot hold would end the run
+    bad = schema_mismatches(row, result_columns())
+    if bad or v.verdict not in ("accepted", "rejected"):
+        row.update({k: None for k, _ in bad})
         return row | {"verdict": "rejected", "fault": Fault.TAMPERING.value,
                       "reason": "tampering: the worker's result has fields of the wrong type: "
-                                + (", ".join(bad) if bad else f"verdict {str(v.verdict)[:40]!r}")}
+                                + (", ".join(f"{k} ({t})" for k, t in bad) if bad else f"verdict {str(v.verdict)[:40]!r}")}
     row["fault"] = (Fault.OK if v.verdict == "accepted" else Fault.WRONG_OUTPUT).value
     long = {k: len(row[k]) for k in result_columns() if isinstance(row.get(k), str) and len(row[k]) > FIELD_CAP}
     if long:  # a worker's string is text for a table, not a payload (sandbox_s6 bloat_result)
@@ -582,35 +583,6 @@ def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]
         if problem:
             row.update(verdict="rejected", fault=Fault.TIMING_INTEGRITY.value, reason=f"timing integrity: {problem}")
     return row
-
-
-def wrong_types(row: Dict[str, Any], columns: List[str]) -> List[str]:
-    """The ``columns`` of ``row`` whose value the observation table's column type cannot hold
-    (:data:`kernelsynth.store.OBSERVATION_SCHEMA`; e.g. an int for a string, a str for a number),
-    each as ``"name (type)"``."""
-    import pyarrow as pa
-
-    from ..store import OBSERVATION_SCHEMA
-
-    bad = []
-    for k in columns:
-        value = row.get(k)
-        if value is None or k not in OBSERVATION_SCHEMA.names:
-            continue
-        want = OBSERVATION_SCHEMA.field(k).type
-        ok = isinstance(value, str) if pa.types.is_string(want) else \
-            isinstance(value, bool) if pa.types.is_boolean(want) else \
-            isinstance(value, (int, float)) and not isinstance(value, bool) if pa.types.is_floating(want) else \
-            isinstance(value, int) and not isinstance(value, bool) if pa.types.is_integer(want) else None
-        if ok is None:  # lists, structs: what pyarrow itself accepts
-            try:
-                pa.array([value], type=want)
-                ok = True
-            except (pa.ArrowException, TypeError, ValueError, OverflowError):
-                ok = False
-        if not ok:
-            bad.append(f"{k} ({type(value).__name__})")
-    return bad
 
 
 #: The longest string field of a worker's result kept in an observation; a longer one makes the
