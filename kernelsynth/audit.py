@@ -26,13 +26,15 @@ from .verify.transport import audit_key, tensor_of
 
 def expected_keys(request) -> Dict[str, tuple]:
     """``{"<group>:<shape index>:<trial>": (shape, trial, special_values)}`` audited for one evaluate
-    request (a :class:`kernelsynth.contract.JobRequest`): every trial of every listed shape, of
-    each derived shape (one trial) and of the timing shape. (Auditing only the last trial let a
+    request (a :class:`kernelsynth.contract.JobRequest`): every trial of every listed shape, the
+    input-range probes' trial on every listed shape (group ``probe<k>``, rule 24), of each derived
+    shape (one trial) and of the timing shape. (Auditing only the last trial let a
     candidate be wrong on the others.)"""
     keys: Dict[str, tuple] = {}
     special = request.comparison == "exact"
-    groups = [("listed", request.verify_shapes, request.trials, special),
-              ("derived", request.derived_shapes or [], 1, False)]
+    groups = [("listed", request.verify_shapes, request.trials, special)]
+    groups += [(f"probe{k}", request.verify_shapes, 1, False) for k in range(len(getattr(request, "probes", None) or []))]
+    groups.append(("derived", request.derived_shapes or [], 1, False))
     if request.timing_shape and request.time:
         groups.append(("timing", [request.timing_shape], request.timing_shape_trials, False))
     for group, shapes, trials, sv in groups:
@@ -83,14 +85,15 @@ def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str,
         if "dtype" in ref and d["dtype"] != ref["dtype"]:
             return f"{where}: output dtype {d['dtype']}, expected {ref['dtype']} (the reference's at the dtype under test)"
         out, r64 = tensor_of(d), tensor_of(r)
-        try:
-            compare(out, r64, comparison, tol, out.dtype)  # the dtype was checked above against the reference's
+        try:  # a probe's key carries its own tolerance (the spec's times the probe's factors)
+            compare(out, r64, comparison, ref.get("tol") or tol, out.dtype)  # the dtype was checked above
         except VerificationFailure as e:
             return f"{where}: {e}"
         if precision and "scale" in ref:
             meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
             sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"))
-            meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref)
+            meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref,
+                           slack=ref.get("slack"))
     for group, meter in meters.items():
         try:
             meter.check(f"{group} shapes")

@@ -91,7 +91,10 @@ class JobRequest:
     where compiled kernels and torch extensions are cached. ``precision``: the precision policy
     this dtype is held to (``allclose``; :data:`kernelsynth.verify.precision.POLICIES`,
     VERIFICATION.md rule 23; None: no precision rule). ``data_movement``: the task's category is
-    data movement (a copy of an input is then a library call, VERIFICATION.md rule 14)."""
+    data movement (a copy of an input is then a library call, VERIFICATION.md rule 14).
+    ``probes``: the spec's input-range probes (normalised ``probes:`` entries, VERIFICATION.md rule
+    24; empty for baselines and ``exact`` tasks); ``reduction``: the spec's reduction-length
+    formula of the dims (rule 23's accumulation slack; None: the largest dim)."""
 
     reference: str
     candidate: CandidateRef
@@ -118,6 +121,8 @@ class JobRequest:
     cache_dir: Optional[str]
     precision: Optional[str] = None
     data_movement: bool = False
+    probes: List[Dict[str, Any]] = field(default_factory=list)
+    reduction: Optional[str] = None
 
     @property
     def tol(self) -> Optional[Dict[str, float]]:

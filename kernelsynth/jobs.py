@@ -31,11 +31,12 @@ from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .verify.precision import HonestReferences, trial_sums
-from .verify import (Census, PerturbDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
+from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, compare, digest, guard_also,
                      integrity_snapshot, plan_rolling,
                      install_watch, kernel_census, library_calls, profiled_library_calls, profiled_ops,
-                     parse_audit_key, plan_changes, process_fingerprint, recheck_after_settling, run_reference,
+                     parse_audit_key, plan_changes, probe_perturb, probe_tolerance, process_fingerprint,
+                     recheck_after_settling, run_reference,
                      shape_label, thread_ids, trial_inputs, trial_seed, verify)
 
 
@@ -195,11 +196,14 @@ def _place(model, device: torch.device, dtype: torch.dtype):
     return model.eval()
 
 
-def _constructing(seed: int, perturb: Optional[str]):
+def _constructing(seed: int, perturb):
     """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
     perturbation ``perturb`` of VERIFICATION.md rule 21 (``"swap"``/``"inside"``/``"rest"``:
-    :class:`kernelsynth.verify.params.PerturbDraws`) or none (None)."""
+    :class:`kernelsynth.verify.params.PerturbDraws`), an input-range probe's parameter scaling
+    (``("scale", s)``: :class:`kernelsynth.verify.params.ScaleDraws`, rule 24) or none (None)."""
     torch.manual_seed(seed)
+    if isinstance(perturb, tuple):
+        return ScaleDraws(perturb[1])
     return PerturbDraws(seed, perturb) if perturb else nullcontext()
 
 
@@ -275,6 +279,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         baselines keep one pair per constructor arguments (torch.compile would recompile per instance)."""
         init = init_inputs(ref_mod, shape)
         seed, perturb = (INIT_SEED, None) if trusted else build_seed(p.seed, group, si, t)
+        perturb = probe_perturb(p.probes, group) or perturb  # an input-range probe's scaled parameters (rule 24)
         key = (repr(init), seed, perturb)
         if key not in built:
             first = not built and not built_once
@@ -296,7 +301,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
                           determinism_tol=p.determinism, poison_empty=not trusted, check_threads=not trusted,
                           guard=guard, threads_before=threads,
                           audit=None if trusted else out.audit,  # raw outputs for kernelsynth/audit.py
-                          census=census, precision=p.precision)
+                          census=census, precision=p.precision, reduction=_reduction(p))
 
     snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
@@ -316,6 +321,11 @@ def evaluate(p: JobRequest) -> EvaluateResult:
                      special_values=p.comparison == "exact", models_for=models_for, group="listed", settle=False)
         out.trials, out.max_abs_err, out.max_rel_err = rep.trials, rep.max_abs_err, rep.max_rel_err
         reports = [rep]
+        for k, probe in enumerate(p.probes):  # input-range probes on the listed shapes (VERIFICATION.md rule 24)
+            pr = verify(model, ref_model, ref_mod.get_inputs, list(p.verify_shapes), policy, trials=1,
+                        determinism=False, models_for=models_for, group=f"probe{k}", settle=False, probe=probe)
+            out.trials += pr.trials
+            reports.append(pr)
         if p.derived_shapes:  # fresh and above-4096 shapes: one trial each (VERIFICATION.md rule 12)
             extra = verify(model, ref_model, ref_mod.get_inputs, p.derived_shapes, policy, trials=1,
                            determinism=False, models_for=models_for, group="derived", settle=False)
@@ -397,6 +407,16 @@ def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, pro
     profiled.update(ops)
 
 
+def _reduction(p: JobRequest):
+    """``shape -> n`` of the request's ``reduction`` formula (rule 23's accumulation slack), or
+    None (the largest dim)."""
+    if not p.reduction:
+        return None
+    from .spec import evaluate
+
+    return lambda shape: float(evaluate(p.reduction, dict(shape)))
+
+
 def _settle(reports, policy: VerifyPolicy) -> None:
     """One :func:`~kernelsynth.verify.protocol.recheck_after_settling` of the outputs every
     report retained (listed, derived and timing-shape groups: one pause per job, not per group)."""
@@ -443,26 +463,35 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     ref_mod = import_file(p.reference)
     refs: Dict[str, Any] = {}
     honest = HonestReferences(p.precision, dtype) if p.comparison == "allclose" else None
+    slack_of = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison,
+                            precision=p.precision, reduction=_reduction(p)).slack
     for key, (shape, t, special) in expected_keys(p).items():
         init = init_inputs(ref_mod, shape)
         group, si, _ = parse_audit_key(key)
         seed, perturb = build_seed(p.seed, group, si, t)  # as the candidate's worker builds them
+        perturb = probe_perturb(p.probes, group) or perturb
+        probe = p.probes[int(group[len("probe"):])] if group.startswith("probe") else None
         try:
             model = _reference(ref_mod, init, device, dtype, seed, perturb)
-            inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special)
+            inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special, probe)
             ref = run_reference(model, inputs, p.comparison, dtype)
         except Exception as e:  # the task's own reference: name the shape (a derived one may break a rule)
             raise RuntimeError(f"on shape {shape_label(shape)} ({group} shapes): {type(e).__name__}: {e} -- if "
                                "the task cannot take this shape, state the rule in the spec's constraints: "
                                "(e.g. {H: {min: 2}})") from e
-        refs[key] = {"where": f"shape {shape_label(shape)}, trial {t}", "digest": digest(ref, p.comparison)}
+        where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "")
+        refs[key] = {"where": where, "digest": digest(ref, p.comparison)}
+        if probe:  # its tolerance (the parent compares with it: kernelsynth/audit.py)
+            refs[key]["tol"] = probe_tolerance(p.tol, probe)
         if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
             terms = honest.terms(model, inputs, ref)
             refs[key]["dtype"] = str(terms["dtype"])
             if terms["scale"] is not None:
+                slack = slack_of(shape, probe["rtol"] if probe else 1.0)
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
-                sums = trial_sums(ref.to(terms["dtype"]), ref, terms["scale"], terms["honest"])
+                sums = trial_sums(ref.to(terms["dtype"]), ref, terms["scale"], terms["honest"], slack=slack)
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
+                refs[key]["slack"] = slack
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)

@@ -124,6 +124,17 @@ class TaskSpec:
     pinned: Dict[str, List[Any]] = field(default_factory=dict)
     #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
     includes: List[Path] = field(default_factory=list)
+    #: input-range probes (VERIFICATION.md rule 24), normalised: ``{"kind": "scale"|"shift",
+    #: "value": float, "params": bool, "atol": float, "rtol": float, "source": str}``; none for
+    #: ``exact`` tasks and for a spec that declares none
+    probes: List[Dict[str, Any]] = field(default_factory=list)
+    #: the reduction length of one output, a formula of the dims (rule 23's accumulation slack;
+    #: None: the shape's largest dim)
+    reduction: Optional[str] = None
+
+    def reduction_length(self, shape: Dict[str, int]) -> float:
+        """Terms reduced into one output at ``shape``: the ``reduction`` formula, else the largest dim."""
+        return float(evaluate(self.reduction, dict(shape))) if self.reduction else float(max(shape.values()))
 
     def policy(self, dtype: str) -> Optional[str]:
         """The precision policy the precision rule holds ``dtype`` to (VERIFICATION.md rule 23): the
@@ -350,7 +361,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     c.keys(doc, "", required=("reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("name", "category", "summary", "comparison", "tolerance", "question", "why", "baselines",
                      "interpret", "reference_ops", "interface", "precision", "precision_policy", "determinism", "tunables",
-                     "launch", "constraints"))
+                     "launch", "constraints", "probes", "reduction"))
     root = path.parent
     name = c.string(doc, "", "name") if "name" in doc else root.name
     if task_folder and name != root.name:
@@ -527,6 +538,15 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     if not isinstance(policies, dict) or any(k not in doc["dtypes"] or v not in POLICY_NAMES for k, v in policies.items()):
         c.fail("precision_policy", f"a mapping dtype (of {doc['dtypes']}) -> one of {list(POLICY_NAMES)}", policies)
 
+    probes = _probes(c, doc.get("probes") or [], comparison)
+    reduction = doc.get("reduction")
+    if reduction is not None:
+        try:
+            evaluate(str(reduction), {d: 1 for d in dims})
+        except (ValueError, ZeroDivisionError) as e:
+            c.fail("reduction", f"a formula of {dims} ({e})", reduction)
+        reduction = str(reduction)
+
     summary = doc.get("summary", name)
     return TaskSpec(
         name=name, path=path, category=str(doc.get("category", "uncategorized")), summary=summary,
@@ -539,8 +559,43 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root, includes),
         precision_policy={str(k): str(v) for k, v in policies.items()},
         determinism=determinism, derived_shapes=shapes.get("derived", True), pinned=pinned, includes=includes,
-        constraints=constraints,
+        constraints=constraints, probes=probes, reduction=reduction,
     )
+
+
+def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
+    """The ``probes:`` list (VERIFICATION.md rule 24), normalised. Each entry is ``{scale: s}``
+    (every float input, and with ``params: true`` every random parameter draw, times ``s``) or
+    ``{shift: c}`` (each row of every float input plus its own offset in ``[c, 2c)``), with optional
+    ``atol``/``rtol`` factors of the tolerance (default 1) and a ``source`` saying why the
+    reference stays exact enough there. Only for ``allclose`` tasks (an ``exact`` task's special
+    values already probe its range, rule 8)."""
+    if not isinstance(doc, list):
+        c.fail("probes", "a list of {scale: s} or {shift: c} entries", doc)
+    if doc and comparison != "allclose":
+        c.fail("probes", "no probes for an exact comparison (rule 8 plants its special values)", doc)
+    out = []
+    for i, p in enumerate(doc):
+        fld = f"probes[{i}]"
+        c.keys(p, fld, required=(), optional=("scale", "shift", "params", "atol", "rtol", "source"))
+        kinds = [k for k in ("scale", "shift") if k in p]
+        if len(kinds) != 1:
+            c.fail(fld, "exactly one of scale: or shift:", p)
+        kind = kinds[0]
+        value = p[kind]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value == 0 or \
+                (kind == "scale" and value < 0):
+            c.fail(f"{fld}.{kind}", "a nonzero number (scale: positive)", value)
+        for k in ("atol", "rtol"):
+            v = p.get(k, 1.0)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+                c.fail(f"{fld}.{k}", "a positive factor of the tolerance", v)
+        if not isinstance(p.get("params", False), bool) or (p.get("params") and kind != "scale"):
+            c.fail(f"{fld}.params", "true or false (scale probes only)", p.get("params"))
+        out.append({"kind": kind, "value": float(value), "params": bool(p.get("params", False)),
+                    "atol": float(p.get("atol", 1.0)), "rtol": float(p.get("rtol", 1.0)),
+                    "source": str(p.get("source", ""))})
+    return out
 
 
 def _constraints(c: "_Checker", doc, dims) -> Dict[str, Dict[str, int]]:

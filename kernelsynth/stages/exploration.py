@@ -158,7 +158,8 @@ class Exploration:
                     device=hw.device, arch=hw.arch, reference_ops=spec.reference_ops, interface=spec.interface,
                     fresh_worker=self.fresh_worker == "always" or e.role in ("external", "inductor"),
                     cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype),
-                    data_movement=op_class(spec.category) == "data_movement")
+                    data_movement=op_class(spec.category) == "data_movement",
+                    probes=[] if e.trusted else list(spec.probes), reduction=spec.reduction)
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,

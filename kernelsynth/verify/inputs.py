@@ -5,7 +5,7 @@ values planted for ``exact`` comparisons. Deterministic, so the independent refe
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 import torch
 
@@ -32,19 +32,60 @@ def shape_label(shape: Dict[str, int]) -> str:
 
 
 def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,
-                 device: torch.device, special_values: bool):
+                 device: torch.device, special_values: bool, probe: Optional[Dict[str, Any]] = None):
     """The inputs of trial ``t`` of shape number ``si`` and the generator that made them (it goes
     on to draw the staleness check's fresh values). Trial 1 draws trial 0's inputs again (its
     modules get other parameters, VERIFICATION.md rule 21: an output memo keyed on the input
-    alone is stale there); for ``special_values`` its edge values are planted on top.
+    alone is stale there); for ``special_values`` its edge values are planted on top. With a
+    ``probe`` (an input-range probe of the spec, rule 24) trial 0's inputs are drawn and
+    transformed by :func:`apply_probe`.
     Deterministic: the independent reference process (:func:`kernelsynth.jobs.oracle`) rebuilds
     the same inputs bit for bit."""
     label = shape_label(shape)
-    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, 0 if t == 1 else t, label))
+    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, 0 if t == 1 or probe else t, label))
     inputs = list(get_inputs(shape, dtype, device, gen))
-    if special_values and t == 1:
+    if probe:
+        inputs = apply_probe(inputs, probe, gen)
+    elif special_values and t == 1:
         inputs = [plant_special_values(x, gen) for x in inputs]
     return inputs, gen
+
+
+def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
+    """The inputs of an input-range probe trial (VERIFICATION.md rule 24): every floating tensor
+    input transformed by ``probe`` (a normalised entry of the spec's ``probes:``,
+    :func:`kernelsynth.spec.load_spec`), computed in float64 and rounded once to the input's dtype:
+
+    * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact);
+    * ``{"kind": "shift", "value": c}``: every row (all dims but the last) gets its own offset
+      ``c * (1 + U)``, ``U`` uniform in [0, 1) drawn from ``gen``, added along the last dim
+      (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row).
+
+    Other inputs (integers, bools, non-tensors) are kept. The reference is run on the
+    transformed inputs, so whether the task is invariant decides only how far honest
+    computations stay from it, which the probe's tolerance factors say."""
+    out = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+            out.append(x)
+            continue
+        if probe["kind"] == "scale":
+            y = x.double() * float(probe["value"])
+        else:
+            rows = x.shape[:-1] if x.dim() > 1 else ()
+            u = torch.rand(rows + (1,) if x.dim() > 0 else (), generator=gen, device=x.device, dtype=torch.float64)
+            y = x.double() + float(probe["value"]) * (1.0 + u)
+        out.append(y.to(x.dtype))
+    return out
+
+
+def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:
+    """The tolerance of a probe trial: ``tol``'s atol and rtol multiplied by the probe's declared
+    factors (``probe["atol"]``, ``probe["rtol"]``: how much the output's magnitude and an honest
+    computation's relative error grow under the transform). None stays None."""
+    if tol is None:
+        return None
+    return {"atol": tol["atol"] * float(probe.get("atol", 1.0)), "rtol": tol["rtol"] * float(probe.get("rtol", 1.0))}
 
 
 def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -123,6 +164,31 @@ def plan_last(inputs):
             continue
         idx = torch.tensor([x.numel() - 1], device=x.device)
         changes.append((i, idx, _far_values(x, idx)))
+    return changes
+
+
+#: The tolerance-scale change multiplies float inputs by ``1 + NUDGE_RTOLS * rtol`` (rule 10).
+NUDGE_RTOLS = 4.0
+
+
+def plan_nudge(inputs, tol: Optional[Dict[str, float]]):
+    """A staleness change at the tolerance's scale (VERIFICATION.md rule 10, ``allclose``): every
+    floating tensor input multiplied by ``1 + NUDGE_RTOLS * rtol`` (rounded once to its dtype), so
+    an output that scales with the input moves by 4 rtol relative, outside the tolerance wherever
+    ``|y| > atol / (3 rtol)``. Every element changes, but each only a little: a memo keyed on
+    something coarser than the tolerance (signs, exponents, values rounded to a few bits in
+    aggregate; tests/adversarial/redteam_s7 m1's class) returns an answer outside the tolerance
+    (tests/test_probes.py). Integer and bool inputs (indices) are kept. ``[]`` without a tolerance
+    (``exact``) or with ``rtol == 0``. Same return form as :func:`plan_changes`."""
+    if not tol or not tol.get("rtol"):
+        return []
+    factor = 1.0 + NUDGE_RTOLS * float(tol["rtol"])
+    changes = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+            continue
+        flat = x.reshape(-1)
+        changes.append((i, torch.arange(flat.numel(), device=x.device), (flat.double() * factor).to(x.dtype)))
     return changes
 
 

@@ -43,6 +43,36 @@ def build_seed(seed: int, group: str, si: int, t: int):
     return param_seed(seed, group, si, t), None
 
 
+class ScaleDraws(TorchDispatchMode):
+    """While a module is constructed, multiply every tensor a random fill produces
+    (:data:`RANDOM_FILLS`, floating dtypes) by ``scale`` in place: the parameters of an input-range
+    probe with ``params: true`` (VERIFICATION.md rule 24). Constant fills (a norm's ones and
+    zeros) are kept. A reference and a candidate that draw their parameters the same way
+    (KernelBench's convention) are scaled alike, before either prepares them."""
+
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = float(scale)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__ in RANDOM_FILLS and isinstance(out, torch.Tensor) and out.numel() \
+                and out.dtype.is_floating_point:
+            out.mul_(self.scale)
+        return out
+
+
+def probe_perturb(probes, group: str):
+    """The construction change of ``group``'s modules: ``("scale", s)`` for the group
+    ``probe<k>`` of a probe that scales its parameters (``params: true``, :class:`ScaleDraws`),
+    else None."""
+    if probes and group.startswith("probe"):
+        probe = probes[int(group[len("probe"):])]
+        if probe["kind"] == "scale" and probe.get("params"):
+            return ("scale", float(probe["value"]))
+    return None
+
+
 class PerturbDraws(TorchDispatchMode):
     """While a module is constructed, change the first tensor a random fill produces
     (:data:`RANDOM_FILLS`, floating dtypes, contiguous: usually the weight, the tensor a

@@ -28,8 +28,17 @@ to the job dtype. The candidate passes when ::
 
 over at least :data:`MIN_ELEMENTS` elements per group (fewer: recorded, not judged).
 
-``ACCUMULATION`` (2^-16) admits float32 accumulation in any order and split: Higham's
-probabilistic bound ``sqrt(n) * u`` with ``n = 2^16`` terms and ``u = 2^-24``.
+``ACCUMULATION`` is the **accumulation slack** of the shape group, :func:`accumulation_slack`:
+``sqrt(n) * u_acc``, Higham's probabilistic bound for a sum of ``n`` terms in any order (*Accuracy
+and Stability of Numerical Algorithms*, 2nd ed., sec. 2.8 and 4.2: recursive summation errs by
+``sum_k |s_k| d_k`` with ``|d_k| <= u``, a random walk of size ``sqrt(n) u`` on the rounding scale),
+with ``n`` the reduction length of the largest shape of the group (the spec's ``reduction``
+formula, default its largest dim, at most 2^16) and ``u_acc`` the unit roundoff of the
+accumulation: 2^-53 for ``fp64``, else float32's 2^-24 (every policy accumulates in float32). It
+admits another summation order or split than the honest computations' (pairwise, split, Chan's
+combination) and nothing coarser: for a float32 normalisation of rows of 4099 it is 3.8e-6 where
+the old constant 2^-16 (n = 2^16 for every task) admitted about 17 significant bits
+(tests/adversarial/redteam_s7 lp1: a 17.7-bit inverse square root, RMS 1.0e-5).
 
 Why truncation for ``tf32``: Hopper's ``wgmma`` with ``.tf32`` operands truncates the low 13 bits
 of its float32 inputs (PTX ISA, wgmma.mma_async), and Triton's plain ``tl.dot(...,
@@ -85,8 +94,20 @@ POLICIES: Dict[str, Tuple[float, Optional[int]]] = {
 }
 #: The candidate's statistic may be this many times the honest computations' largest.
 MARGIN = 1.4
-#: Added to the bound: float32 accumulation in any order (sqrt(2^16) * 2^-24).
+#: The accumulation slack of a meter that was given none (:func:`accumulation_slack` of 2^16 terms:
+#: the largest it ever is).
 ACCUMULATION = 2.0 ** -16
+#: The reduction length :func:`accumulation_slack` is capped at.
+MAX_REDUCTION = 2 ** 16
+
+
+def accumulation_slack(policy: Optional[str], n: float) -> float:
+    """The precision bound's accumulation slack for a reduction of ``n`` terms (rule 23):
+    ``sqrt(min(max(n, 1), 2^16)) * u_acc``, ``u_acc`` = 2^-53 for ``fp64``, else 2^-24 (float32
+    accumulation). Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., sec. 2.8
+    (the probabilistic ``sqrt(n) u``) and sec. 4.2 (recursive summation in any order)."""
+    u = 2.0 ** -53 if policy == "fp64" else 2.0 ** -24
+    return math.sqrt(min(max(float(n), 1.0), MAX_REDUCTION)) * u
 #: A shape group with fewer measured elements is not judged (its statistic is recorded): an RMS
 #: over a handful of elements says little about a rounding mode (a 2x2 image pools to 1 element).
 MIN_ELEMENTS = 256
@@ -244,15 +265,17 @@ def _low_bits_counts(t: torch.Tensor):
 
 
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
-               honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None) -> Dict[str, object]:
+               honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None,
+               slack: float = ACCUMULATION) -> Dict[str, object]:
     """Every number the precision rule pools for one trial, computed on ``ref64``'s device with
     one device sync (rule 23; :class:`PrecisionMeter`).
 
     ``out``: the candidate's output (its dtype already checked: the expected one); ``ref64``:
     the float64 reference; ``scale``: the rounding scale; ``honest``: the honest outputs (worker,
     oracle) or none (the parent's audit, which passes the oracle's ``threshold``). The tail
-    threshold is ``TAIL_K * (trial honest RMS + ACCUMULATION)``, the trial honest RMS being the
-    largest of the honest outputs' RMS on this trial.
+    threshold is ``TAIL_K * (trial honest RMS + slack)``, the trial honest RMS being the
+    largest of the honest outputs' RMS on this trial; ``slack``: the trial's accumulation slack
+    (:func:`accumulation_slack`).
 
     Returns ``{"candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
     "low": (outputs exactly representable in the lower format, finite nonzero normal outputs),
@@ -269,7 +292,7 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
     if threshold is None:
         rms = torch.stack([(s / n.clamp(min=1)).sqrt() for s, n in hsq]).amax() if hsq else zero
-        thr = TAIL_K * (rms + ACCUMULATION)
+        thr = TAIL_K * (rms + slack)
     else:
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
     e, keep = got
@@ -298,6 +321,8 @@ class PrecisionMeter:
     honest_tail: List[List[int]] = field(default_factory=list)
     low: List[int] = field(default_factory=lambda: [0, 0])
     ref_low: List[int] = field(default_factory=lambda: [0, 0])
+    #: the largest accumulation slack of the pooled trials (None: none given, :data:`ACCUMULATION`)
+    slack: Optional[float] = None
 
     @staticmethod
     def _pool(into: List[List[float]], pairs) -> None:
@@ -308,11 +333,15 @@ class PrecisionMeter:
             into[i][1] += n
 
     def add_sums(self, candidate: Tuple[float, int], honest: Sequence[Tuple[float, int]],
-                 sums: Optional[Dict[str, object]] = None, reference: Optional[Dict[str, object]] = None) -> None:
+                 sums: Optional[Dict[str, object]] = None, reference: Optional[Dict[str, object]] = None,
+                 slack: Optional[float] = None) -> None:
         """Pool one trial: the candidate's and the honest ``(sum e^2, n)``; with ``sums`` (from
         :func:`trial_sums`) also the candidate's tail and lower-format counts, and the honest
         tail and the reference's lower-format counts from ``reference`` (default: ``sums``; the
-        parent's audit passes the oracle's entry)."""
+        parent's audit passes the oracle's entry). ``slack``: the trial's accumulation slack
+        (:func:`accumulation_slack`; the group's bound takes the largest)."""
+        if slack is not None:
+            self.slack = slack if self.slack is None else max(self.slack, slack)
         self._pool([self.candidate], [candidate])
         self._pool(self.honest, honest)
         if sums is not None:
@@ -322,13 +351,20 @@ class PrecisionMeter:
             self._pool(self.honest_tail, reference.get("honest_tail", []))
             self._pool([self.ref_low], [reference.get("ref_low", (0, 0))])
 
-    def add(self, out: torch.Tensor, ref64: torch.Tensor, terms: Dict[str, object]) -> None:
+    def add(self, out: torch.Tensor, ref64: torch.Tensor, terms: Dict[str, object],
+            slack: Optional[float] = None) -> None:
         """One trial: the candidate's ``out`` and the honest outputs of ``terms`` (from
-        :meth:`HonestReferences.terms`) against the float64 reference."""
+        :meth:`HonestReferences.terms`) against the float64 reference; ``slack``: the trial's
+        accumulation slack (None: :data:`ACCUMULATION`)."""
         if terms.get("scale") is None:
             return
-        sums = trial_sums(out, ref64, terms["scale"], terms["honest"])
-        self.add_sums(sums["candidate"], sums["honest"], sums)
+        sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=ACCUMULATION if slack is None else slack)
+        self.add_sums(sums["candidate"], sums["honest"], sums, slack=slack)
+
+    @property
+    def accumulation(self) -> float:
+        """The slack of the bound: the largest pooled trial's, else :data:`ACCUMULATION`."""
+        return ACCUMULATION if self.slack is None else self.slack
 
     def stats(self) -> Dict[str, Optional[float]]:
         """``{"rms", "honest_rms", "bound", "tail", "honest_tail", "tail_bound", "low",
@@ -341,7 +377,7 @@ class PrecisionMeter:
             return st
         st["rms"] = math.sqrt(self.candidate[0] / self.candidate[1])
         st["honest_rms"] = max((math.sqrt(s / n) for s, n in self.honest if n), default=0.0)
-        st["bound"] = MARGIN * st["honest_rms"] + ACCUMULATION
+        st["bound"] = MARGIN * st["honest_rms"] + self.accumulation
         if self.tail[1] and any(n for _, n in self.honest_tail):
             st["tail"] = self.tail[0] / self.tail[1]
             st["honest_tail"] = max(t / n for t, n in self.honest_tail if n)
@@ -361,11 +397,11 @@ class PrecisionMeter:
             raise VerificationFailure(
                 f"{where}: precision below the declared policy {self.policy}: RMS error over the rounding scale "
                 f"{st['rms']:.3e} > {st['bound']:.3e} ({MARGIN} x {st['honest_rms']:.3e}, the honest computation "
-                f"at {self.policy} on the same inputs, + {ACCUMULATION:.2e}) (precision rule)")
+                f"at {self.policy} on the same inputs, + the accumulation slack {self.accumulation:.2e}) (precision rule)")
         if st["tail"] is not None and not st["tail"] <= st["tail_bound"]:
             raise VerificationFailure(
                 f"{where}: precision below the declared policy {self.policy}: {st['tail']:.2%} of the outputs have a "
-                f"scaled error above {TAIL_K} x (the honest RMS + {ACCUMULATION:.2e}), the honest computation "
+                f"scaled error above {TAIL_K} x (the honest RMS + {self.accumulation:.2e}), the honest computation "
                 f"{st['honest_tail']:.2%} (bound {TAIL_MARGIN} x that + {TAIL_SLACK:.2%}): low precision on "
                 "part of the output (precision rule, tail)")
         if st["low"] is not None and self.low[1] >= MIN_ELEMENTS and not st["low"] <= st["low_bound"]:

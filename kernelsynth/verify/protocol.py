@@ -13,9 +13,10 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import apply_changes, plan_changes, plan_last, plan_permutation, shape_label, trial_inputs
+from .inputs import (NUDGE_RTOLS, apply_changes, plan_changes, plan_last, plan_nudge, plan_permutation, probe_tolerance, shape_label,
+                     trial_inputs)
 from .poison import call_poisoned
-from .precision import HonestReferences, PrecisionMeter
+from .precision import HonestReferences, PrecisionMeter, accumulation_slack
 from .transport import audit_key, digest
 
 
@@ -39,6 +40,9 @@ class VerifyPolicy:
     dispatch (:mod:`~kernelsynth.verify.census`; with ``poison_empty`` only); None: not recorded.
     ``precision``: the task's precision policy for this dtype (``allclose``;
     :data:`~kernelsynth.verify.precision.POLICIES`), None: no precision rule.
+    ``reduction``: ``shape -> n``, the reduction length of one output at a shape (the spec's
+    ``reduction`` formula; None: the shape's largest dim), for the precision rule's accumulation
+    slack (:func:`~kernelsynth.verify.precision.accumulation_slack`).
     """
 
     dtype: torch.dtype
@@ -55,6 +59,12 @@ class VerifyPolicy:
     settle_s: float = 0.05
     census: Optional[set] = None
     precision: Optional[str] = None
+    reduction: Optional[Callable[[Dict[str, int]], float]] = None
+
+    def slack(self, shape: Dict[str, int], factor: float = 1.0) -> float:
+        """The precision rule's accumulation slack at ``shape`` (times ``factor``: a probe's rtol factor)."""
+        n = self.reduction(shape) if self.reduction is not None else max(list(shape.values()) or [1])
+        return accumulation_slack(self.precision, n) * factor
 
 
 @dataclass
@@ -69,14 +79,14 @@ class VerificationReport:
     max_rel_err: float = 0.0
     out_dtype: Optional[torch.dtype] = None
     precision: Dict[str, Optional[float]] = field(default_factory=dict)
-    #: ``(where, output, reference, dtype)`` of each shape's last trial (:func:`recheck_after_settling`)
+    #: ``(where, output, reference, dtype, tol)`` of each shape's last trial (:func:`recheck_after_settling`)
     retained: List[tuple] = field(default_factory=list)
 
 
 def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
            shapes: Sequence[Dict[str, int]], policy: VerifyPolicy, *, trials: int, determinism: bool = True,
            special_values: bool = False, models_for: Optional[Callable] = None,
-           group: str = "listed", settle: bool = True) -> VerificationReport:
+           group: str = "listed", settle: bool = True, probe: Optional[Dict[str, Any]] = None) -> VerificationReport:
     """Run the protocol on every shape x trial. Raises VerificationFailure at the first failure,
     with the shape and trial named; returns the report when everything passed.
 
@@ -89,13 +99,20 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     VERIFICATION.md rule 21); replaces ``candidate`` and ``ref_model`` when given.
     ``group``: the first part of the audit keys (``listed``, ``derived``, ``timing``).
     ``settle``: end with :func:`recheck_after_settling` of the retained outputs; a caller that
-    runs several groups may pass False and recheck every group's ``report.retained`` once."""
+    runs several groups may pass False and recheck every group's ``report.retained`` once.
+    ``probe``: an input-range probe of the spec (VERIFICATION.md rule 24; a normalised entry of
+    ``probes:``): every trial's inputs are trial 0's transformed by
+    :func:`~kernelsynth.verify.inputs.apply_probe`, compared with the reference on them under the
+    tolerance times the probe's factors (:func:`~kernelsynth.verify.inputs.probe_tolerance`) and
+    held to the precision rule with the accumulation slack times its rtol factor."""
     report = VerificationReport()
     threads_before = None
     if policy.check_threads:
         threads_before = policy.threads_before if policy.threads_before is not None else thread_ids()
     retained = []  # (where, output, reference, dtype) of each shape's last trial, compared again at the end
-    comparison, tol, device = policy.comparison, policy.tol, policy.device
+    comparison, device = policy.comparison, policy.device
+    tol = probe_tolerance(policy.tol, probe) if probe else policy.tol
+    slack_factor = float(probe.get("rtol", 1.0)) if probe else 1.0
     honest = HonestReferences(policy.precision, policy.dtype) if comparison == "allclose" else None
     meter = PrecisionMeter(policy.precision if comparison == "allclose" else None)
     for si, shape in enumerate(shapes):
@@ -105,9 +122,11 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
         for t in range(trials):
             if models_for is not None:
                 candidate, ref_model = models_for(shape, group, si, t)
-            inputs, gen = trial_inputs(get_inputs, shape, si, t, policy.seed, policy.dtype, device, special_values)
+            inputs, gen = trial_inputs(get_inputs, shape, si, t, policy.seed, policy.dtype, device, special_values,
+                                       probe)
             pristine = [x.clone() for x in inputs]
-            where = f"shape {label}, trial {t}"
+            where = f"shape {label}, trial {t}" + (f" (input-range probe: {probe['kind']} {probe['value']:g})"
+                                                   if probe else "")
             try:
                 out = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, policy.census)
                 if policy.audit is not None:  # every trial, for the independent check (kernelsynth/audit.py)
@@ -118,7 +137,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 terms = honest.terms(ref_model, pristine, ref) if honest is not None else {"dtype": ref.dtype}
                 report.out_dtype = terms["dtype"]
                 errs = compare(out, ref, comparison, tol, terms["dtype"])
-                meter.add(out, ref, terms)
+                meter.add(out, ref, terms, slack=policy.slack(shape, slack_factor))
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"],
@@ -126,7 +145,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 else:
                     latest = out
                 if t == trials - 1:
-                    retained.append((where, out, ref, terms["dtype"]))
+                    retained.append((where, out, ref, terms["dtype"], tol))
                 elif type(latest) is torch.Tensor:
                     earlier = (latest, latest.detach().clone())
             except VerificationFailure as e:
@@ -146,7 +165,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
 def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
     """Pause ``settle_s``, synchronise, and compare every retained output with its reference again:
     an output changed by work that landed after its checks (a thread, a stream, a delayed copy)
-    fails. Also fails when a thread the candidate started is still alive."""
+    fails. Also fails when a thread the candidate started is still alive. An entry's own tolerance
+    (its fifth item: a probe's) wins over ``tol``."""
     if not retained:
         return
     time.sleep(settle_s)
@@ -154,9 +174,9 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
         torch.cuda.synchronize(device)
     if threads_before is not None:
         check_no_new_threads(threads_before)
-    for where, out, ref, dtype in retained:
+    for where, out, ref, dtype, *own in retained:
         try:
-            compare(out, ref, comparison, tol, dtype)
+            compare(out, ref, comparison, own[0] if own else tol, dtype)
         except VerificationFailure as e:
             raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
                                       f"after the call returned): {e}") from None
@@ -189,6 +209,10 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
        answer memoised on sums or other symmetric fingerprints of the input).
+    5. ``allclose`` only: then every float input scaled by ``1 + 4 rtol``
+       (:func:`~kernelsynth.verify.inputs.plan_nudge`: a change at the tolerance's scale) and
+       called again: the output must follow (no answer memoised on a key coarser than the
+       tolerance).
 
     The changes of steps 3 and 4 are written through ``Tensor.data``
     (:func:`~kernelsynth.verify.inputs.apply_changes`), so the input's version counter does not
@@ -224,7 +248,11 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
             (lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
              "after one element and a small region of the input changed in place"),
             (lambda: plan_permutation(inputs, gen),
-             "after values of the input were moved in place (a region rotated, two elements swapped: same sums)")):
+             "after values of the input were moved in place (a region rotated, two elements swapped: same sums)"),
+            *([(lambda: plan_nudge(inputs, tol),
+                f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
+                "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
+              if comparison == "allclose" and tol and tol.get("rtol") else [])):
         previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
         apply_changes(inputs, changes())
         changed = [x.clone() for x in inputs]

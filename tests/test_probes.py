@@ -1,0 +1,235 @@
+"""Input-range probes (VERIFICATION.md rule 24), the accumulation slack of the precision rule
+(rule 23) and the tolerance-scale staleness change (rule 10), against the cheats of
+tests/adversarial/redteam_s7 that got through on the CPU path, each with its honest counterparts.
+
+In-process :func:`kernelsynth.verify.verify` on the Triton interpreter (the engine's end-to-end runs
+are the README's commands): the candidate and the reference are built from the same seed, as the
+worker builds them (kernelsynth/jobs.py), and the probe comes from the task's own spec."""
+
+import math
+
+import pytest
+import torch
+
+from conftest import ROOT
+from kernelsynth.jobs import _constructing
+from kernelsynth.loading import import_file
+from kernelsynth.spec import SpecError, load_spec
+from kernelsynth.verify import VerificationFailure, VerifyPolicy, verify
+from kernelsynth.verify.inputs import apply_probe, plan_nudge, trial_inputs
+from kernelsynth.verify.params import build_seed, probe_perturb
+from kernelsynth.verify.precision import ACCUMULATION, HonestReferences, PrecisionMeter, accumulation_slack
+from kernelsynth.verify.protocol import check_repeat_and_fresh
+
+RT = ROOT / "tests" / "adversarial" / "redteam_s7"
+CPU = torch.device("cpu")
+
+
+def _spec(task):
+    return load_spec(ROOT / "specs" / task / "spec.yaml")
+
+
+def _run(task, cand_file, group="probe0", shapes=None, trials=1, dtype=torch.float32):
+    """verify() of ``cand_file`` on ``task``'s interpreter shapes: the probe group (trial 0's
+    inputs transformed by the spec's first probe) or, with ``group="listed"``, plain trials.
+    Returns the report; raises VerificationFailure."""
+    spec = _spec(task)
+    ref_mod = import_file(spec.reference)
+    cand_mod = import_file(cand_file)
+    probes = spec.probes
+    probe = probes[0] if group.startswith("probe") else None
+
+    def models_for(shape, g, si, t):
+        init = ref_mod.get_init_inputs(shape) if ref_mod.get_init_inputs.__code__.co_argcount else ref_mod.get_init_inputs()
+        seed, perturb = build_seed(0, g, si, t)
+        perturb = probe_perturb(probes, g) or perturb
+        with _constructing(seed, perturb):
+            cand = cand_mod.ModelNew(*init)
+        with _constructing(seed, perturb):
+            ref = ref_mod.Model(*init)
+        return cand.to(dtype).eval(), ref.to(dtype).eval()
+
+    shapes = shapes or spec.interpret_shapes
+    policy = VerifyPolicy(dtype=dtype, device=CPU, seed=0, comparison="allclose", tol=spec.tolerance[str(dtype)[6:]],
+                          precision=spec.policy(str(dtype)[6:]),
+                          reduction=(lambda s: spec.reduction_length(s)) if spec.reduction else None)
+    m, r = models_for(shapes[0], group, 0, 0)
+    return verify(m, r, ref_mod.get_inputs, shapes, policy, trials=trials, determinism=False, models_for=models_for,
+                  group=group, probe=probe, settle=False)
+
+
+# ------------------------------------------------------------------ item 1, 3: range probes
+@pytest.mark.parametrize("task, cheat, reason", [
+    ("conv_relu_maxpool", "conv/p1_fp16_operands_under_tf32.py", r"outside atol=8.9e\+07|outside atol=85899345|NaN where the reference|Inf where the reference"),
+    ("conv_relu_maxpool", "conv/p2_fp16_intermediate_dithered.py", r"outside atol=8.9e\+07|outside atol=85899345|NaN where the reference|Inf where the reference"),
+    ("matmul_bias_gelu", "matmul/mp1_fp16_operands_under_tf32.py", r"outside atol=8.9e\+07|outside atol=85899345|NaN where the reference|Inf where the reference"),
+    ("softmax_rows", "softmax/sr1_no_max_subtraction.py", r"NaN where the reference|Inf where the reference"),
+    ("layernorm", "layernorm/lr1_one_pass_raw_moments.py", r"input-range probe: shift 1000\): outside atol=0\.001, rtol=0\.003"),
+])
+def test_range_probe_rejects_the_cheat_that_passes_the_unit_scale_trials(task, cheat, reason):
+    """redteam_s7 p1, p2, mp1, sr1, lr1: accepted on the inputs of one scale (a plain trial
+    passes here too), rejected by the spec's probe trial (2^17 scale: float16 overflows; row
+    shift: exp without the max overflows, raw moments cancel)."""
+    shapes = _spec(task).interpret_shapes[1:3]
+    _run(task, RT / cheat, group="listed", shapes=shapes)  # passes at unit scale
+    with pytest.raises(VerificationFailure, match=reason) as e:
+        _run(task, RT / cheat, shapes=shapes)
+    assert "(input-range probe: " in str(e.value)
+
+
+@pytest.mark.parametrize("task, honest", [
+    ("conv_relu_maxpool", "conv/h1_direct_four_window_accumulators.py"),
+    ("softmax_rows", "softmax/sh1_online_two_rows_per_program.py"),
+    ("layernorm", "layernorm/lh1_chan_combined_chunks.py"),
+])
+def test_range_probe_accepts_honest_candidates_in_other_styles(task, honest):
+    rep = _run(task, RT / honest)
+    assert rep.trials == len(_spec(task).interpret_shapes)
+    assert rep.precision["rms"] is None or rep.precision["rms"] <= rep.precision["bound"]
+
+
+def test_probe_inputs_are_deterministic_and_transform_only_float_inputs():
+    spec = _spec("layernorm")
+    ref = import_file(spec.reference)
+    shape = {"M": 3, "N": 37}
+    a, _ = trial_inputs(ref.get_inputs, shape, 1, 0, 0, torch.float32, CPU, False, spec.probes[0])
+    b, _ = trial_inputs(ref.get_inputs, shape, 1, 0, 0, torch.float32, CPU, False, spec.probes[0])
+    plain, _ = trial_inputs(ref.get_inputs, shape, 1, 0, 0, torch.float32, CPU, False)
+    assert torch.equal(a[0], b[0])  # the oracle rebuilds them bit for bit
+    shift = (a[0].double() - plain[0].double()).mean(dim=1)
+    assert ((shift > 999) & (shift < 2001)).all() and shift.unique().numel() == 3  # one offset per row
+    gen = torch.Generator().manual_seed(0)
+    x, idx = torch.randn(4, 5), torch.arange(4)
+    y, j = apply_probe([x, idx], {"kind": "scale", "value": 2.0 ** 17}, gen)
+    assert torch.equal(y, x * 2.0 ** 17) and j is idx
+
+
+def test_probes_are_refused_on_an_exact_task(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "specs" / "flip2d", tmp_path / "flip2d")
+    p = tmp_path / "flip2d" / "spec.yaml"
+    p.write_text(p.read_text() + "\nprobes: [{scale: 4}]\n")
+    with pytest.raises(SpecError, match="probes"):
+        load_spec(p)
+
+
+# ------------------------------------------------------------------ item 2: accumulation slack
+def _layernorm_case(n=4099, rows=8):
+    spec = _spec("layernorm")
+    ref_mod = import_file(spec.reference)
+    torch.manual_seed(1)
+    model = ref_mod.Model(*ref_mod.get_init_inputs({"M": rows, "N": n}) if ref_mod.get_init_inputs.__code__.co_argcount
+                          else ref_mod.get_init_inputs()).float()
+    gen = torch.Generator().manual_seed(2)
+    (x,) = ref_mod.get_inputs({"M": rows, "N": n}, torch.float32, CPU, gen)
+    honest = HonestReferences("fp32", torch.float32)
+    ref64 = model.double()(x.double())
+    model.float()
+    terms = honest.terms(model, [x], ref64)
+    return model, x, ref64, terms
+
+
+def _ln(x, w, b, mean, var):
+    return ((x - mean[:, None]) * torch.rsqrt(var + 1e-5)[:, None] * w + b).float()
+
+
+def test_accumulation_slack_follows_the_reduction_length_and_rejects_a_17_bit_rstd():
+    """redteam_s7 lp1 (fast inverse sqrt + two Newton steps, ~2^-17.7 relative) passed under the
+    old constant 2^-16; with sqrt(n) u (n = 4099: 3.8e-6) it fails, while float32 layer norms in
+    other summation orders (split halves, pairwise, Chan's chunk combination) pass."""
+    assert accumulation_slack("fp32", 4099) == pytest.approx(math.sqrt(4099) * 2.0 ** -24)
+    assert accumulation_slack("fp32", 2 ** 20) == ACCUMULATION  # capped: never more than the old constant
+    assert accumulation_slack("fp64", 4) == pytest.approx(2 * 2.0 ** -53)
+    model, x, ref64, terms = _layernorm_case()
+    w, b = model.weight.detach(), model.bias.detach()
+    n = x.shape[1]
+    slack = accumulation_slack("fp32", n)
+
+    def verdict(out):
+        meter = PrecisionMeter("fp32")
+        meter.add(out, ref64, terms, slack=slack)
+        try:
+            return meter.check("listed shapes")
+        except VerificationFailure as e:
+            return str(e)
+
+    h = n // 2
+    m_split = (x[:, :h].sum(1) + x[:, h:].sum(1)) / n
+    v_split = (((x - m_split[:, None]) ** 2)[:, :h].sum(1) + ((x - m_split[:, None]) ** 2)[:, h:].sum(1)) / n
+    chunks = [x[:, i:i + 512] for i in range(0, n, 512)]  # Chan et al.: (count, mean, M2) per chunk
+    cnt, mean, m2 = torch.zeros(x.shape[0]), torch.zeros(x.shape[0]), torch.zeros(x.shape[0])
+    for c in chunks:
+        nb, mb = c.shape[1], c.mean(1)
+        m2b = ((c - mb[:, None]) ** 2).sum(1)
+        tot = cnt + nb
+        delta = mb - mean
+        mean, m2, cnt = mean + delta * nb / tot, m2 + m2b + delta * delta * cnt * nb / tot, tot
+    honest = {"split": _ln(x, w, b, m_split, v_split), "pairwise": _ln(x, w, b, x.mean(1), x.var(1, unbiased=False)),
+              "chan": _ln(x, w, b, mean, m2 / n)}
+    for name, out in honest.items():
+        st = verdict(out)
+        assert isinstance(st, dict), (name, st)
+        assert st["rms"] < st["bound"] / 2, (name, st)
+    # lp1's rstd: ~17.7 correct bits (its relative error 2^-17.7 on every row's rstd)
+    rstd = torch.rsqrt(x.var(1, unbiased=False) + 1e-5) * (1 + 2.0 ** -17.7 * torch.sign(torch.randn(x.shape[0])))
+    cheat = ((x - x.mean(1)[:, None]) * rstd[:, None] * w + b).float()
+    msg = verdict(cheat)
+    assert isinstance(msg, str) and "precision below the declared policy fp32" in msg, msg
+    old = PrecisionMeter("fp32")
+    old.add(cheat, ref64, terms)  # the old constant slack 2^-16: its RMS was under that bound
+    assert old.stats()["rms"] < old.stats()["bound"]
+
+
+def test_lp1_is_rejected_by_the_precision_rule_and_lh1_accepted():
+    """The red team's files on layernorm's interpreter shapes (plain listed trials, 2 each)."""
+    with pytest.raises(VerificationFailure, match=r"precision below the declared policy fp32"):
+        _run("layernorm", RT / "layernorm/lp1_fast_inverse_sqrt_two_newton.py", group="listed", trials=2)
+    rep = _run("layernorm", RT / "layernorm/lh1_chan_combined_chunks.py", group="listed", trials=2)
+    assert rep.precision["rms"] < rep.precision["bound"] / 2
+
+
+# ------------------------------------------------------------------ item 4: tolerance-scale staleness
+class _SignKeyMemo(torch.nn.Module):
+    """A memo keyed on the signs of the input (and its shape): passes the far, last-element and
+    permutation changes of rule 10 (each flips or moves a sign), not a change inside the
+    tolerance's scale that keeps every sign -- coarser than the tolerance."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.key, self.out = inner, None, None
+
+    def forward(self, x):
+        key = (tuple(x.shape), (x > 0).numpy().tobytes())
+        if key != self.key:
+            self.key, self.out = key, self.inner(x)
+        return self.out.clone()
+
+
+def test_tolerance_scale_change_catches_a_memo_on_a_key_coarser_than_the_tolerance():
+    spec = _spec("conv_relu_maxpool")
+    ref_mod = import_file(spec.reference)
+    shape = spec.interpret_shapes[0]
+    torch.manual_seed(3)
+    ref = ref_mod.Model(*ref_mod.get_init_inputs(shape))
+    tol = spec.tolerance["float32"]
+    policy = VerifyPolicy(dtype=torch.float32, device=CPU, seed=0, comparison="allclose", tol=tol,
+                          poison_empty=False, check_threads=False)
+    gen = torch.Generator().manual_seed(4)
+    (x,) = ref_mod.get_inputs(shape, torch.float32, CPU, gen)
+    from kernelsynth.verify.comparison import run_reference
+
+    def run(model):
+        out = model(x.clone())
+        r = run_reference(ref, [x.clone()], "allclose", torch.float32)
+        return check_repeat_and_fresh(model, ref, ref_mod.get_inputs, shape, [x.clone()], out, r, gen, policy,
+                                      out_dtype=torch.float32)
+
+    import copy
+
+    honest = copy.deepcopy(ref)  # run_reference turns ``ref`` float64 in place
+    with pytest.raises(VerificationFailure, match=r"scaled in place by 1 \+ 4 rtol"):
+        run(_SignKeyMemo(copy.deepcopy(honest)))
+    run(honest)  # the honest module follows every change
+    (y,) = [v for _, _, v in plan_nudge([x], tol)]
+    assert torch.allclose(y.view_as(x), x * (1 + 4 * tol["rtol"])) and plan_nudge([x], None) == []
