@@ -252,7 +252,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
             *([(lambda: plan_nudge(inputs, tol),
                 f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
                 "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
-              if comparison == "allclose" and tol and tol.get("rtol") else [])):
+              if comparison == "allclose" and tol and tol.get("rtol")
+              and any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs) else [])):
         previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
         apply_changes(inputs, changes())
         changed = [x.clone() for x in inputs]
