@@ -141,7 +141,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"],
-                                                    last_only=si % 2 == 1)
+                                                    last_only=si % 2 == 1, nudge=si % 2 == 0)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -184,7 +184,7 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
-                           out_dtype: Optional[torch.dtype] = None, last_only: bool = False):
+                           out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -209,7 +209,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
        answer memoised on sums or other symmetric fingerprints of the input).
-    5. ``allclose`` only: then every float input scaled by ``1 + 4 rtol``
+    5. ``allclose`` only, with ``nudge`` (:func:`verify` sets it on every second listed shape, the
+       even shape indices, where ``last_only`` is off): then every float input scaled by ``1 + 4 rtol``
        (:func:`~kernelsynth.verify.inputs.plan_nudge`: a change at the tolerance's scale) and
        called again: the output must follow (no answer memoised on a key coarser than the
        tolerance).
@@ -252,7 +253,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
             *([(lambda: plan_nudge(inputs, tol),
                 f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
                 "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
-              if comparison == "allclose" and tol and tol.get("rtol")
+              if nudge and comparison == "allclose" and tol and tol.get("rtol")
               and any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs) else [])):
         previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
         apply_changes(inputs, changes())
