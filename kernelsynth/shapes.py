@@ -255,3 +255,133 @@ def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Di
             continue
         out.append(shape)
     return out
+
+
+
+#: The residue classes every dim reaches at a large value (references/VERIFICATION.md, rule 12): a
+#: value (of a dim with ``multiple_of`` m: the value / m) that is odd, 2 mod 4 or 4 mod 8. A vector
+#: path of width 2, 4 or 8 with a broken tail runs only at one of them; none is a multiple of 8.
+RESIDUES = (1, 2, 4)
+
+
+def residue(value: int, multiple_of: int = 1) -> int:
+    """The largest power of 2 dividing ``value / multiple_of``, capped at 8 (1: odd, 2: 2 mod 4,
+    4: 4 mod 8, 8: a multiple of 8). ``value``: a positive multiple of ``multiple_of``."""
+    u = value // multiple_of
+    return min(8, u & -u)
+
+
+def with_residue(value: int, r: int, multiple_of: int = 1, up: bool = False) -> int:
+    """The value nearest ``value`` -- at most it, or with ``up`` at least it -- that is
+    ``multiple_of * u`` with ``u = r mod 2r`` (:func:`residue` ``r``, for ``r`` in
+    :data:`RESIDUES`). 0 or below when there is none at most ``value``."""
+    u = -(-value // multiple_of) if up else value // multiple_of
+    u = u + (r - u) % (2 * r) if up else u - (u - r) % (2 * r)
+    return u * multiple_of
+
+
+def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str, int]], seed: int, high: int,
+                   fits: Callable[[Dict[str, int]], bool], constraints: Optional[Constraints] = None, low: int = LARGE_MIN,
+                   above_listed: bool = False, pack: bool = True, top: int = 3) -> List[Dict[str, int]]:
+    """``derived`` with residues changed, and the shapes to add, so that every dim reaches each of
+    :data:`RESIDUES` at a large value (references/VERIFICATION.md, rule 12). The other planners
+    make every new value odd (an odd multiple), so without this a kernel wrong only at even sizes
+    that are no multiple of 4 or 8 (a vector path with a broken half-vector tail) passes them all.
+
+    A dim's value is *large* when it is at least ``L = low``, or with ``above_listed`` (the
+    interpreter, whose listed shapes are small) ``L = max(low, 1 + its largest value in listed)``:
+    a kernel wrong at one residue only above the largest listed value is caught.
+
+    1. Residues of shapes already drawn, per dim (in the order of the shapes' keys): the ``top``
+       largest values of ``derived`` each get a residue, the assignment that gives the most
+       residues a large value, then the largest value of each residue over ``listed`` and
+       ``derived`` (the smallest of the three first: a kernel wrong at one residue above a
+       threshold is caught up to that residue's largest value), then the fewest changes. A value
+       only moves down, to the nearest value of its residue that its constraints allow
+       (:func:`fit`), by less than 8 multiples, never across ``low``, ``L`` or
+       :data:`THRESHOLD_DIM` (so every budget, the 4096 crossing and the pair products hold);
+       an assignment making two shapes equal is not taken.
+    2. For each (dim, residue) still without a large value: a value drawn from the run ``seed``
+       (log-uniform in ``[L, max(L, min(high, 2 L))]``: large, and small enough for several
+       dims to pack into one shape; given that residue, the nearest at least ``L``),
+       with ``pack`` put into the first added shape that has no large value of that dim yet when
+       the shape still ``fits`` (a memory and work budget per hardware target: the one of
+       :func:`joint_shapes`), else a new shape with every other dim at its smallest value in
+       ``listed`` and ``derived`` (with ``above_listed``: its smallest allowed value, so that an
+       interpreter's shape of one large dim has about ``L`` elements); left out when even that
+       does not fit.
+
+    ``listed``/``derived``: dicts of named positive dims with the same names. ``constraints``:
+    per dim ``min``/``multiple_of``. Returns the new ``derived`` (same order, same length) followed
+    by the added shapes; none equal to a listed shape or to each other.
+    """
+    import itertools
+
+    listed = [dict(s) for s in listed]
+    out = [dict(s) for s in derived]
+    names = list((listed or out)[0])
+    mults = {n: int((constraints or {}).get(n, {}).get("multiple_of", 1)) for n in names}
+    large = {n: max(low, 1 + max(s[n] for s in listed)) if above_listed else low for n in names}
+
+    def covered(n, shapes):
+        return {residue(s[n], mults[n]) for s in shapes if s[n] >= large[n]} & set(RESIDUES)
+
+    for n in names:
+        marks = (low, large[n], THRESHOLD_DIM + 1)
+        order = sorted(range(len(out)), key=lambda i: -out[i][n])[:top]
+
+        def moved(v, r):
+            if residue(v, mults[n]) == r:
+                return v
+            d = with_residue(v, r, mults[n])
+            ok = d >= 1 and fit(n, d, constraints) == d and all(d >= m for m in marks if v >= m)
+            return d if ok else None
+
+        best = None
+        for assign in itertools.product(RESIDUES, repeat=len(order)):
+            values = [moved(out[i][n], r) for i, r in zip(order, assign)]
+            if None in values:
+                continue
+            trial = [dict(s) for s in out]
+            for i, v in zip(order, values):
+                trial[i][n] = v
+            if any(trial[i] in listed + trial[:i] + trial[i + 1:] for i in order):
+                continue
+            tops = sorted(max([s[n] for s in listed + trial if residue(s[n], mults[n]) == r], default=0)
+                          for r in RESIDUES)
+            key = (len(covered(n, listed + trial)), tops, -sum(t != o for t, o in zip(trial, out)))
+            if best is None or key > best[0]:
+                best = (key, trial)
+        if best is not None:
+            out = best[1]
+
+    digest = hashlib.sha256(repr((seed, "residues", [sorted(s.items()) for s in listed + out])).encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "little"))
+    every = listed + out
+    base = {n: fit(n, 1, constraints) if above_listed else fit(n, min(s[n] for s in every), constraints)
+            for n in names}
+    added: List[Dict[str, int]] = []
+    holds: List[set] = []  # the dims each added shape gives a large value
+    for n in names:
+        for r in RESIDUES:
+            drawn = int(math.exp(rng.uniform(math.log(large[n]), math.log(max(large[n], min(high, 2 * large[n]))))))
+            if r in covered(n, every + added):
+                continue
+            value = with_residue(drawn, r, mults[n])
+            if value < large[n]:
+                value = with_residue(large[n], r, mults[n], up=True)
+            if fit(n, value, constraints) != value:
+                continue
+            # packed into the first added shape without a large value of this dim, within the budget
+            home = next((k for k, a in enumerate(added) if pack and n not in holds[k]
+                         and fits(dict(a, **{n: value}))
+                         and dict(a, **{n: value}) not in every + added), None)
+            if home is not None:
+                added[home][n] = value
+                holds[home].add(n)
+                continue
+            shape = dict(base, **{n: value})
+            if fits(shape) and shape not in every + added:
+                added.append(shape)
+                holds.append({n})
+    return out + added

@@ -36,7 +36,7 @@ from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops
 from ..screen import screen_source
-from ..shapes import JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, joint_shapes, large_dim_shapes
+from ..shapes import JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, joint_shapes, large_dim_shapes, residue_shapes
 from ..store import ObservationStore, schema_mismatches
 from ..workers import JobResult, WorkerPool
 
@@ -117,6 +117,13 @@ class Exploration:
                                     pairs=not hw.interpret, constraints=spec.constraints, within_listed=hw.interpret)
             derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints,
                                         pack=not hw.interpret)
+            # every dim large at residues 1, 2 mod 4 and 4 mod 8, mostly by moving values already drawn; the
+            # shapes added for the rest within the joint shapes' budget (GPU, packed) or of about 300-4100
+            # elements, one large dim each (the interpreter: above every listed value)
+            fits = ((lambda s: math.prod(s.values()) <= budget) if hw.interpret
+                    else joint_fits(spec, listed, JOINT_PLAN[target]))
+            derived = residue_shapes(listed, derived, self.seed, high, fits, constraints=spec.constraints,
+                                     above_listed=hw.interpret, pack=not hw.interpret)
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:

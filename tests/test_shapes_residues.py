@@ -1,0 +1,161 @@
+"""Rule 12's residues (references/VERIFICATION.md): every dim of every task reaches, in the verify
+shapes of each hardware target, a large value that is odd, one that is 2 mod 4 and one that is
+4 mod 8 (kernelsynth.shapes.residue_shapes). tests/adversarial/redteam_s7's s1, fs1 and ss1 (wrong
+only at C_out = 2 mod 4, at N = 4 mod 8 above 300, at N = 2 mod 4 above 130) passed every shape
+before, because every derived value was odd; here the real plan and the real harness reject them,
+and honest candidates of the same red team stay accepted."""
+
+import dataclasses
+import json
+import math
+import re
+
+import pytest
+
+from conftest import ROOT
+from kernelsynth.external import ExternalCandidate
+from kernelsynth.hardware import Hardware
+from kernelsynth.paths import SPECS_DIR
+from kernelsynth.shapes import (LARGE_MIN, RESIDUES, THRESHOLD_DIM, is_large_ragged, residue, residue_shapes,
+                                with_residue)
+from kernelsynth.spec import load_spec
+from kernelsynth.stages.exploration import Exploration
+
+RT7 = ROOT / "tests" / "adversarial" / "redteam_s7"
+CPU = Hardware(target="cpu", device_name="cpu", interpret=True)
+GPU = Hardware(target="h200", device_name="gpu", interpret=False, arch="sm_90")
+
+
+def test_residue_and_with_residue():
+    assert [residue(v) for v in (1, 7, 2, 6, 130, 4, 12, 300, 8, 16, 4096)] == [1, 1, 2, 2, 2, 4, 4, 4, 8, 8, 8]
+    assert residue(24, 8) == 1 and residue(48, 8) == 2 and residue(96, 8) == 4 and residue(64, 8) == 8
+    assert [with_residue(300, r) for r in RESIDUES] == [299, 298, 300]
+    assert [with_residue(301, r, up=True) for r in RESIDUES] == [301, 302, 308]
+    assert [with_residue(4097, r) for r in RESIDUES] == [4097, 4094, 4092]
+    assert with_residue(100, 2, 8) == 80 and with_residue(100, 4, 8, up=True) == 160  # 8 x 10, 8 x 20
+    assert with_residue(3, 4) <= 0
+
+
+def _plan(task, hw, seed=0):
+    """(listed, derived) of the first untrusted job Exploration.plan gives ``task`` on ``hw``."""
+    spec = load_spec(SPECS_DIR / task / "spec.yaml")
+    job = next(j for j in Exploration(seed=seed, baselines=False).plan(spec, hw) if not j.request.candidate.trusted)
+    return spec, list(job.request.verify_shapes), list(job.request.derived_shapes)
+
+
+@pytest.mark.parametrize("task", ["flip2d", "softmax_rows", "conv_relu_maxpool", "rope", "matmul_bias_gelu"])
+def test_every_dim_reaches_each_residue_at_a_large_value_on_each_target(task):
+    """The planner's guarantee, read from the real plan: per dim, a value of each residue (of the
+    value / multiple_of) that is large -- at least LARGE_MIN on the GPU; on the interpreter also
+    above every listed value of the dim --, and a large value no tile modulus divides."""
+    for hw in (CPU, GPU):
+        for seed in (0, 1):
+            spec, listed, derived = _plan(task, hw, seed)
+            shapes = listed + derived
+            assert len({json.dumps(s, sort_keys=True) for s in shapes}) == len(shapes)  # no shape twice
+            for n in listed[0]:
+                mult = int((spec.constraints or {}).get(n, {}).get("multiple_of", 1))
+                floor = max(LARGE_MIN, 1 + max(s[n] for s in listed)) if hw.interpret else LARGE_MIN
+                for r in RESIDUES:
+                    assert any(s[n] >= floor and residue(s[n], mult) == r for s in shapes), (hw.target, seed, n, r)
+                assert any(is_large_ragged(s[n], multiple_of=mult) for s in shapes), (hw.target, n)
+                assert all(s[n] % mult == 0 and s[n] >= (spec.constraints or {}).get(n, {}).get("min", 1)
+                           for s in derived)
+
+
+def test_residue_shapes_move_values_down_and_keep_the_budgets_and_the_4096_crossing():
+    listed = [{"M": 3, "N": 5}, {"M": 4, "N": 67}]
+    derived = [{"M": 1, "N": 4097}, {"M": 3001, "N": 901}, {"M": 701, "N": 2301}, {"M": 261, "N": 257}]
+    fits = lambda s: math.prod(s.values()) <= 10**6  # noqa: E731
+    out = residue_shapes(listed, derived, 0, 8192, fits)
+    assert out[0] == {"M": 1, "N": 4097}  # 4094 and 4092 would not cross 4096 any more
+    for old, new in zip(derived, out):  # moved down, by less than 8, never below LARGE_MIN when it was above
+        assert all(0 <= old[n] - new[n] < 8 and (new[n] >= LARGE_MIN or old[n] < LARGE_MIN) for n in old)
+    for n in ("M", "N"):
+        assert {residue(s[n]) for s in out if s[n] >= LARGE_MIN} >= set(RESIDUES), (n, out)
+    assert all(fits(s) for s in out[len(derived):])
+    # nothing large to move: every residue comes from added shapes, within the budget, others at 1
+    added = residue_shapes(listed, [], 0, 300, fits, above_listed=True, pack=False)
+    assert sorted((n, residue(s[n])) for s in added for n in s if s[n] > 67) == \
+        [("M", 1), ("M", 2), ("M", 4), ("N", 1), ("N", 2), ("N", 4)]
+    assert all(sorted(s.values())[0] == 1 for s in added)
+    assert residue_shapes(listed, [], 0, 300, lambda s: False) == []  # nothing fits: nothing added
+
+
+def test_plan_shape_counts_stay_small():
+    """The residues come mostly from moving values already drawn: on the GPU flip2d keeps its
+    3 derived shapes, softmax_rows gains 1 (3 -> 4), conv_relu_maxpool 3 (8 -> 11); the
+    interpreter adds shapes of one large dim and about 300-4100 elements each."""
+    counts = {(t, hw.target): len(_plan(t, hw)[2]) for t in ("flip2d", "softmax_rows", "conv_relu_maxpool")
+              for hw in (CPU, GPU)}
+    assert counts == {("flip2d", "cpu"): 8, ("flip2d", "h200"): 3, ("softmax_rows", "cpu"): 8,
+                      ("softmax_rows", "h200"): 4, ("conv_relu_maxpool", "cpu"): 17,
+                      ("conv_relu_maxpool", "h200"): 11}, counts
+    for hw in (CPU,):
+        for t in ("flip2d", "softmax_rows", "conv_relu_maxpool"):
+            listed, derived = _plan(t, hw)[1:]
+            added = [s for s in derived if sorted(s.values())[-2] <= 2]  # one large dim, the others 1 or 2
+            assert all(math.prod(s.values()) <= 4 * (THRESHOLD_DIM + 8) for s in added)
+
+
+def _evaluate(spec_path, files, derived):
+    """{file stem: (verdict, reason)} of the real harness (kernelsynth.jobs.evaluate, in this
+    process: the red team's files are plain Triton) on the CPU plan of ``spec_path`` for each
+    external candidate, one trial, the first listed shape and the derived shapes ``derived``
+    accepts (the others cost interpreter time and test other rules)."""
+    from kernelsynth.jobs import evaluate
+
+    spec = load_spec(spec_path)
+    ext = [ExternalCandidate(f.stem, f) for f in files]
+    jobs = [j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(spec, CPU, external=ext)
+            if j.request.candidate.role == "external" and j.request.dtype == "float32"]
+    out = {}
+    for j in jobs:
+        req = j.request
+        req = dataclasses.replace(req, verify_shapes=req.verify_shapes[:1],
+                                  derived_shapes=[s for s in req.derived_shapes if derived(s)])
+        res = evaluate(req)
+        out[req.candidate.name] = (res.verdict, res.reason or "")
+    return out
+
+
+def test_flip_cheat_wrong_at_4_mod_8_above_300_is_rejected_and_honest_accepted(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    got = _evaluate(SPECS_DIR / "flip2d" / "spec.yaml",
+                    [RT7 / "flip" / "fs1_wrong_when_cols_4_mod_8_over_300.py", RT7 / "flip" / "fh1_flat_index_divmod.py"],
+                    lambda s: s["N"] > 300)
+    verdict, reason = got["fs1_wrong_when_cols_4_mod_8_over_300"]
+    m, n = map(int, re.search(r"shape (\d+)x(\d+), trial 0: not bit-exact", reason).groups())
+    assert verdict == "rejected" and n % 8 == 4 and n > 300, reason
+    assert got["fh1_flat_index_divmod"] == ("accepted", ""), got
+
+
+def test_softmax_cheat_wrong_at_2_mod_4_above_130_is_rejected_and_honest_accepted(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    got = _evaluate(SPECS_DIR / "softmax_rows" / "spec.yaml",
+                    [RT7 / "softmax" / "ss1_wrong_when_n_2_mod_4_over_130.py",
+                     RT7 / "softmax" / "sh1_online_two_rows_per_program.py"], lambda s: s["N"] > 130)
+    verdict, reason = got["ss1_wrong_when_n_2_mod_4_over_130"]
+    m, n = map(int, re.search(r"shape (\d+)x(\d+), trial 0: outside atol", reason).groups())
+    assert verdict == "rejected" and n % 4 == 2 and n > 130, reason
+    assert got["sh1_online_two_rows_per_program"][0] == "accepted", got
+
+
+def test_conv_cheat_wrong_at_cout_2_mod_4_is_rejected_and_honest_accepted(monkeypatch):
+    """On the red team's conv spec (ladder v0, shapes and tolerances of the task's)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    two_mod_4 = lambda s: s["C_out"] % 4 == 2  # noqa: E731
+    spec_path = RT7 / "specs" / "conv_relu_maxpool" / "spec.yaml"
+    assert any(two_mod_4(s) for s in _plan_of(spec_path))
+    got = _evaluate(spec_path, [RT7 / "conv" / "s1_wrong_when_cout_2_mod_4.py",
+                                RT7 / "conv" / "h1_direct_four_window_accumulators.py"], two_mod_4)
+    verdict, reason = got["s1_wrong_when_cout_2_mod_4"]
+    c_out = int(re.search(r"shape \d+x\d+x(\d+)x\d+x\d+, trial 0: outside atol", reason).group(1))
+    assert verdict == "rejected" and c_out % 4 == 2, reason
+    assert got["h1_direct_four_window_accumulators"][0] == "accepted", got
+
+
+def _plan_of(spec_path):
+    spec = load_spec(spec_path)
+    job = next(j for j in Exploration(baselines=False).plan(spec, CPU) if not j.request.candidate.trusted)
+    return job.request.derived_shapes
