@@ -9,9 +9,10 @@ from typing import Any, Dict, List, Tuple
 
 #: ``exact`` outputs up to this many bytes travel to the parent whole; larger ones as a checksum
 #: (:func:`_checksum`; ``allclose`` outputs always travel whole: a tolerance needs the values). 16 MiB:
-#: on the H200 flip2d's joint shape (5853 x 5541, 124 MiB in float32) sent whole cost the parent
-#: about 0.6 s per candidate (pickling through the pipe, two copies, a bit comparison), on the
-#: critical path of the job loop; its checksum is two integers, computed on the device.
+#: flip2d's GPU joint shape (5853 x 5541, 124 MiB in float32) sent whole is pickled through the
+#: pipe, copied and bit-compared by the parent on the critical path of its job loop (on the H200
+#: about 0.6 s per candidate outside the workers appeared with it, BENCHMARKS.md "Session 7"; on a
+#: loaded 2-core CPU 4.8 s, bench/audit_transport.py); its checksum is two integers from the device.
 DIGEST_MAX_BYTES = 16 * 2**20
 _PRIME = 2147483647  # 2^31 - 1
 
