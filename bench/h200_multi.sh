@@ -15,11 +15,7 @@
 # $OUT/summary.txt under $OUT (default /tmp/out); $OUT/multi.tgz holds the run dirs.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/multi"
-export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
-fi
+. bench/device_env.sh
 S="$OUT/summary.txt"
 nvidia-smi -L >> "$S" 2>&1
 for part in "$@"; do

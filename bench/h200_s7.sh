@@ -10,11 +10,7 @@
 # Logs and a summary go to $OUT (default /tmp/out); $OUT/sc.tgz holds the run directories.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/sc"
-export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
-fi
+. bench/device_env.sh
 S="$OUT/summary.txt"
 for part in "$@"; do
   t0=$(date +%s)

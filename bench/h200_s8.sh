@@ -11,11 +11,7 @@
 # $OUT/summary.txt; $OUT/wp.tgz holds the run directories (datasets left out).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/wp"
-export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
-fi
+. bench/device_env.sh
 S="$OUT/summary.txt"; DEADLINE=${DEADLINE:-$(( $(date +%s) + 100000 ))}
 for part in "$@"; do
   t0=$(date +%s)

@@ -13,11 +13,7 @@
 # Logs, run directories and summary.txt under $OUT (default /tmp/out).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
-fi
+. bench/device_env.sh
 S="$OUT/summary.txt"; R=tests/adversarial/redteam_s7
 COMMON=(hw=h200 exploration.progress=false exploration.profile=false exploration.baselines=false 'task.dtypes=[float32]')
 t0=$(date +%s)
