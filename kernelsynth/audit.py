@@ -46,6 +46,17 @@ def expected_keys(request) -> Dict[str, tuple]:
 
 def audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str, Any]], comparison: str,
                   tol: Optional[Dict[str, float]], precision: Optional[str] = None) -> Optional[str]:
+    """:func:`_audit_problem`, and a failure of the check when ``got`` (the worker's, so the
+    candidate's to write) cannot be read: a digest without its ``shape`` raised KeyError in the
+    parent, which ended the run (tests/adversarial/sandbox_s8 audit_malformed)."""
+    try:
+        return _audit_problem(got, references, comparison, tol, precision)
+    except Exception as e:  # noqa: BLE001 - whatever a forged record makes the comparison raise
+        return f"the worker's audit record does not check: {type(e).__name__}: {e}"[:500]
+
+
+def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str, Any]], comparison: str,
+                   tol: Optional[Dict[str, float]], precision: Optional[str] = None) -> Optional[str]:
     """Why the candidate's outputs ``got`` (``{key: digest}`` from the worker) disagree with the
     independent ``references`` (``{key: {"where", "digest"}}`` from :func:`kernelsynth.jobs.oracle`;
     for ``allclose`` also ``"dtype"``, the reference's output dtype at the dtype under test, and

@@ -223,7 +223,10 @@ class CompileCache:
         for item in refused[:100]:  # what the worker itself would not send (a symlink, a device)
             if isinstance(item, (list, tuple)) and len(item) == 2:
                 self.counts["refused"] += 1
-                self._event(job, str(item[0])[:300], f"refused in the worker: {str(item[1])[:300]}")
+                # text only: str() of a nested list recurses (a deep one raised RecursionError in the
+                # parent, a shared one is exponential: tests/adversarial/sandbox_s8 refused_deep)
+                entry, why = (x[:300] if isinstance(x, str) else f"(a {type(x).__name__}, not text)" for x in item)
+                self._event(job, entry, f"refused in the worker: {why}")
         if not files:
             return
         if not self.sandboxed:  # no staging without the sandbox: nothing should come

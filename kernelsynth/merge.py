@@ -81,19 +81,31 @@ def _job_status(d: Path) -> Optional[str]:
     return None
 
 
+def stage_targets() -> set:
+    """The ``_target_`` values a merge may instantiate: kernelsynth's selection and synthesis
+    stages, as its own config declares them (:class:`kernelsynth.config.SelectionConfig`,
+    :class:`~kernelsynth.config.SynthesisConfig`)."""
+    from .config import SelectionConfig, SynthesisConfig
+
+    return {SelectionConfig._target_, SynthesisConfig._target_}
+
+
 def foreign_targets(node) -> List[str]:
     """Every ``_target_`` in ``node`` (an OmegaConf node or plain container, recursively) that is
-    not under ``kernelsynth.``: a job directory's config is read back by the merge, and
+    not one of :func:`stage_targets`: a job directory's config is read back by the merge, and
     ``hydra.utils.instantiate`` calls what it names (tests/adversarial/sandbox_s7 merge_tamper:
-    ``pathlib.Path.write_text`` wrote a file of the attacker's choosing)."""
+    ``pathlib.Path.write_text`` wrote a file of the attacker's choosing). A prefix check was not
+    enough: Hydra resolves ``kernelsynth.merge.Path.write_text`` through the module's imports to
+    the same function (tests/adversarial/sandbox_s8 merge_prefix)."""
     from omegaconf import OmegaConf
 
     if OmegaConf.is_config(node):
         node = OmegaConf.to_container(node, resolve=False)
+    allowed = stage_targets()
     out: List[str] = []
     if isinstance(node, dict):
         t = node.get("_target_")
-        if t is not None and not str(t).startswith("kernelsynth."):
+        if t is not None and str(t) not in allowed:
             out.append(str(t))
         for v in node.values():
             out += foreign_targets(v)
@@ -141,8 +153,8 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         foreign = foreign_targets(cfg.get("selection")) + foreign_targets(cfg.get("synthesis"))
         if foreign:  # the merge instantiates what the job's config names: kernelsynth's own stages only
             raise UserError(f"{d}: its .hydra/config.yaml names stage target(s) outside kernelsynth "
-                            f"({', '.join(foreign[:3])}); a merge builds only kernelsynth.* stages from job "
-                            "directories (references/SECURITY.md)")
+                            f"({', '.join(foreign[:3])}); a merge builds only kernelsynth's own "
+                            "selection and synthesis stages from job directories (references/SECURITY.md)")
         # the spec itself, without the job's tunables/dtypes restriction: selection judges the
         # dtypes that have observations, and records do not depend on the search space
         task = cfg.task

@@ -3,7 +3,8 @@
 Launching: :class:`Sandbox` turns a worker's command line into one run by bubblewrap (``bwrap``,
 Debian's ``bubblewrap`` package) when it works on this machine: no network (a new network
 namespace), a PID namespace (every process a job starts dies with its worker), the filesystem
-read-only, the run directory, the user's home, /run (unix sockets) and container secrets hidden (tmpfs over them),
+read-only (bwrap's /dev too), the run directory, the user's home, /run (unix sockets), container secrets
+and the credential files the parent's environment names (:func:`credential_paths`) hidden (tmpfs over them),
 a size-limited private ``/tmp`` (and ``/dev/shm``, limited alike) as the only writable place (the worker's scratch: HOME, the
 staging folder of new compile outputs, Inductor's cache), the shared compile cache bound
 read-only (kernelsynth/cache.py: only the parent writes it), a private tmpfs over the torch
@@ -296,7 +297,13 @@ class Sandbox:
         for n in gpu_device_nodes() if self.gpu else []:
             cmd += ["--dev-bind", n, n]
         home = os.path.expanduser("~")
-        every = [p for p in dict.fromkeys(os.path.realpath(x) for x in [*self.hidden, home, *SECRET_PATHS] if x)
+        secret_files, secret_dirs = credential_paths(os.environ)
+        keep = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.realpath(sys.executable), *sys.path,
+                *self.readable, *([self.cache] if self.cache else [])]
+        # a credential folder that holds what the worker must read (Python, the spec) cannot be hidden
+        secret_dirs = [d for d in secret_dirs if not any(_under(os.path.realpath(k), d) for k in keep if k)]
+        every = [p for p in dict.fromkeys(os.path.realpath(x) for x in [*self.hidden, home, *SECRET_PATHS,
+                                                                        *secret_dirs] if x)
                  if p != "/" and os.path.isdir(p)]
         # A hidden folder inside another one or inside /tmp (already a fresh tmpfs), such as a run
         # directory under the home, is covered by the outer mount; it is hidden again after the
@@ -337,6 +344,9 @@ class Sandbox:
             if any(_under(p, h) for h in [*hide, "/tmp"]):
                 lead_to(p)
             cmd += ["--perms", "1777", "--size", str(s.tmp_mb << 20), "--tmpfs", p]
+        for f in secret_files:  # a token file outside the hidden folders reads as empty
+            if not any(_under(f, h) for h in [*hide, "/tmp"]) or any(_under(f, b) for b in bound):
+                cmd += ["--ro-bind", "/dev/null", f]
         rehide = [p for p in nested if any(_under(p, b) for b in bound)]
         # one inside another (a sweep job's run directory inside its hidden sweep folder) is covered
         # by the outer one's tmpfs, where it no longer exists to be remounted
@@ -345,11 +355,46 @@ class Sandbox:
             cmd += ["--tmpfs", p]
         for p in hide + rehide:
             cmd += ["--remount-ro", p]  # hidden and not writable either (a write there is denied, EROFS)
+        # bwrap's /dev is a tmpfs without a size, owned by the worker's uid when the run is not root
+        # (or the worker keeps uid 0): writable, it was scratch outside tmp_mb (sandbox_s8 dev_fill).
+        # Read-only, its device nodes still work; /dev/shm is a mount of its own and stays writable.
+        cmd += ["--remount-ro", "/dev"]
         cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session", "--chdir", "/tmp", "--cap-drop", "ALL"]
         if limits.get("uid") is not None:
             cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # used once, then gone (enter_worker)
         return cmd + ["--"] + list(argv)
+
+
+#: Variables naming credential files or folders besides those whose name has a word of
+#: :data:`ENV_DENY` (HF_TOKEN_PATH, GOOGLE_APPLICATION_CREDENTIALS, AWS_SHARED_CREDENTIALS_FILE, ...).
+CREDENTIAL_PATH_VARS = ("NETRC", "KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE")
+#: Hugging Face's token files in its home (huggingface_hub.constants: HF_TOKEN_PATH, HF_STORED_TOKENS_PATH).
+HF_TOKEN_FILES = ("token", "stored_tokens")
+
+
+def credential_paths(environ: Dict[str, str]) -> tuple:
+    """``(files, folders)`` that ``environ`` (the parent's) names as holding credentials and that
+    exist: the value (a path, or a list of paths) of every variable whose name has a word of
+    :data:`ENV_DENY` or is in :data:`CREDENTIAL_PATH_VARS`, and Hugging Face's token files
+    (:data:`HF_TOKEN_FILES`) under ``$HF_HOME`` (default ``$XDG_CACHE_HOME/huggingface``). The
+    sandbox hides them wherever they are: outside the home a worker could read them, since a
+    worker of a non-root run has the user's uid (tests/adversarial/sandbox_s8 hf_home_token).
+    Absolute, real paths; ``/`` never."""
+    values = [v for k, v in environ.items()
+              if k in CREDENTIAL_PATH_VARS or any(d in k.upper() for d in ENV_DENY)]
+    hf = environ.get("HF_HOME") or os.path.join(environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                                                "huggingface")
+    paths = [p for v in values for p in v.split(os.pathsep)] + [os.path.join(hf, n) for n in HF_TOKEN_FILES]
+    files, dirs = [], []
+    for p in dict.fromkeys(os.path.realpath(p) for p in paths if os.path.isabs(p)):
+        if p == "/":
+            continue
+        if os.path.isfile(p):
+            files.append(p)
+        elif os.path.isdir(p):
+            dirs.append(p)
+    return files, dirs
 
 
 def _private_files(paths: Iterable[str], skip: Iterable[str] = (), limit: int = 500) -> List[str]:

@@ -155,13 +155,19 @@ def schema_mismatches(row: Dict[str, Any], columns: Iterable[str],
                       schema: Optional[pa.Schema] = None) -> List[Tuple[str, str]]:
     """``[(column, type name of its value)]`` for the ``columns`` of ``row`` whose value the
     column's type in ``schema`` (default :data:`OBSERVATION_SCHEMA`) cannot hold: a str where a
-    number goes, an int or bool where a str goes, a bool where a number goes. None is always
+    number goes, an int or bool where a str goes, a bool where a number goes, an int outside
+    int64 where a number goes (reported as ``int``). None is always
     allowed; list and struct columns take what pyarrow itself accepts."""
     schema = OBSERVATION_SCHEMA if schema is None else schema
+    # pyarrow converts a Python int through int64 even for a float column: a larger one raised
+    # ArrowInvalid when the row was written, which ended the run (tests/adversarial/sandbox_s8 int_overflow)
+    def int64(v):
+        return isinstance(v, int) and not isinstance(v, bool) and -(1 << 63) <= v < (1 << 63)
+
     scalar = {pa.types.is_string: lambda v: isinstance(v, str),
               pa.types.is_boolean: lambda v: isinstance(v, bool),
-              pa.types.is_floating: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-              pa.types.is_integer: lambda v: isinstance(v, int) and not isinstance(v, bool)}
+              pa.types.is_floating: lambda v: isinstance(v, float) or int64(v),
+              pa.types.is_integer: int64}
     bad = []
     for k in columns:
         value = row.get(k)
@@ -188,7 +194,21 @@ def rows_to_table(rows: Iterable[Dict[str, Any]], schema: pa.Schema) -> pa.Table
         unknown = set(r) - set(schema.names)
         if unknown:
             raise KeyError(f"columns not in the schema: {sorted(unknown)}")
-    return pa.Table.from_pylist([{n: r.get(n) for n in schema.names} for r in rows], schema=schema)
+    table = [{n: r.get(n) for n in schema.names} for r in rows]
+    try:
+        return pa.Table.from_pylist(table, schema=schema)
+    except UnicodeEncodeError:
+        # a lone surrogate (a worker's text: "\ud800" pickles, UTF-8 cannot hold it) ended the run
+        # (tests/adversarial/sandbox_s8 surrogate_text); such characters are written as escapes
+        table = [{n: _utf8(v) for n, v in r.items()} for r in table]
+        return pa.Table.from_pylist(table, schema=schema)
+
+
+def _utf8(value: Any) -> Any:
+    """``value`` with characters UTF-8 cannot encode (lone surrogates) written as escapes (``\\ud800``), if a str."""
+    if not isinstance(value, str):
+        return value
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 #: Parquet metadata key of an observation file's tag; key file of a run directory.

@@ -209,7 +209,10 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
 #: unpickler resolves): a pickle naming any other callable (``os.system``, ``builtins.eval``, a
 #: torch rebuild function) would run it in the parent, outside the sandbox.
 RESULT_CLASSES = {("kernelsynth.workers", "JobResult"), ("kernelsynth.contract", "Fault"),
-                  ("kernelsynth.contract", "EvaluateResult"), ("collections", "OrderedDict")}
+                  ("kernelsynth.contract", "EvaluateResult")}
+#: Not ``collections.OrderedDict`` either: built by a call (REDUCE) from a list of pairs, its keys
+#: escape the unpickler's str-key check, and colliding int keys stalled the parent as hash_flood did
+#: (tests/adversarial/sandbox_s8 odict_flood); :func:`plain` sends every dict as a plain one.
 #: No numpy class (tests/adversarial/sandbox_s7: a doctored ``numpy.dtype`` state made the parent
 #: read raw bytes as an object pointer and crash, a 67-byte ``numpy`` scalar allocated 3 GiB), no
 #: set, frozenset or complex (built from a list in C: a hash flood). Results carry plain Python
@@ -326,7 +329,12 @@ def _recv_before(w: "_Worker", deadline: float):
             box["error"] = e
             return
         try:  # never plain pickle.loads: the message comes from untrusted code
-            box["value"] = load_message(data)
+            box["value"] = value = load_message(data)
+            if isinstance(value, JobResult) and not (isinstance(value.error, str) and type(value.seconds) is float
+                                                     and 0.0 <= value.seconds < 1e9):
+                # the parent formats and stores both (sandbox_s8 jobresult_fields: an int error ended the run)
+                raise ForgedMessage("the worker's JobResult has an error that is not a str or seconds that are "
+                                    "not a float of at most 1e9")
         except ForgedMessage as e:
             box["value"] = JobResult(Fault.TAMPERING, error=f"{e}: a forged result; worker replaced")
 

@@ -170,3 +170,18 @@ def test_a_rebound_name_in_any_verify_module_is_tampering():
     finally:
         protocol.compare = original
     check_integrity(before)
+
+
+def test_a_malformed_audit_record_fails_the_check_instead_of_raising():
+    """tests/adversarial/sandbox_s8 audit_malformed: an accepted result whose digest was
+    ``{"type": "torch.Tensor"}`` made the parent's check raise KeyError('shape'), which ended the
+    run. The record is the candidate's to write: what cannot be read fails the check."""
+    ref = torch.randn(4, 6)
+    good = digest(ref.clone(), "exact")
+    for bad in ({"type": "torch.Tensor"}, {**good, "shape": 7}, {**good, "shape": [4, 6, 1 << 40]},
+                {**good, "dtype": None}):
+        for comparison in ("exact", "allclose"):
+            msg = audit_problem({"listed:0:4": bad}, _refs(ref, comparison), comparison, {"atol": 1e-5, "rtol": 1e-5})
+            assert isinstance(msg, str) and msg, (bad.keys(), comparison)
+    assert "does not check: KeyError" in audit_problem({"listed:0:4": {"type": "torch.Tensor"}}, _refs(ref),
+                                                        "exact", None)

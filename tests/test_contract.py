@@ -153,3 +153,25 @@ def test_a_result_field_of_the_wrong_type_rejects_the_observation_not_the_run(jo
     ok = observation_row(jobs[0], finished(EvaluateResult(verdict="rejected", reason="wrong output: x", trials=3), 1.0),
                          _cpu_hw())
     assert (ok["verdict"], ok["fault"]) == ("rejected", "wrong_output")
+
+
+def test_an_int_past_int64_or_a_lone_surrogate_does_not_end_the_run(jobs):
+    """tests/adversarial/sandbox_s8 int_overflow and surrogate_text: ``n_regs = 2**70`` (an int where
+    the schema has int64) and ``median_ms = 2**70`` passed the type check and made store.append
+    raise ArrowInvalid; a ``reason`` holding "\\ud800" (pickle carries it, UTF-8 cannot) raised
+    UnicodeEncodeError. The first is tampering; the second is text an honest candidate can produce
+    (os.fsdecode of a non-UTF-8 file name), kept with the character escaped."""
+    for bad, named in ((EvaluateResult(verdict="rejected", reason="x", n_regs=2 ** 70), "n_regs (int)"),
+                       (EvaluateResult(verdict="accepted", reason="", median_ms=2 ** 70), "median_ms (int)")):
+        row = observation_row(jobs[0], finished(bad, 1.0), _cpu_hw())
+        assert (row["verdict"], row["fault"]) == ("rejected", "tampering"), row["reason"]
+        assert named in row["reason"], row["reason"]
+        (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()
+        assert stored["fault"] == "tampering"
+    row = observation_row(jobs[0], finished(EvaluateResult(verdict="rejected", reason="bad name '\udcff'"), 1.0),
+                          _cpu_hw())
+    (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()
+    assert (stored["fault"], stored["reason"]) == ("wrong_output", "bad name '\\udcff'")
+    ok = observation_row(jobs[0], finished(EvaluateResult(verdict="rejected", reason="x", n_regs=(1 << 63) - 1), 1.0),
+                         _cpu_hw())
+    assert ok["fault"] == "wrong_output" and ok["n_regs"] == (1 << 63) - 1

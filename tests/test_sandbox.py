@@ -843,3 +843,117 @@ def test_a_sweep_job_cannot_read_its_sibling_jobs(tmp_path, monkeypatch):
 
     box = Exploration().sandbox_for([], sweep / "1", [], gpu=False, hidden=[str(sweep)])
     assert str(sweep) in box.hidden
+
+
+def test_dev_is_read_only_in_the_sandbox():
+    """tests/adversarial/sandbox_s8 scratch_census: bwrap's /dev is a tmpfs without a size, owned
+    by the worker's uid in a non-root run (or when the worker keeps uid 0): 300 MiB went into it
+    past tmp_mb. It is remounted read-only; its device nodes and /dev/shm still work."""
+    _sandbox_or_skip()
+    box = Sandbox(SandboxSettings(mode="on", tmp_mb=16))
+    probe = ("import os, errno\ntry:\n    open('/dev/sb8-fill', 'wb').write(b'x' * 4096); print('written')\n"
+             "except OSError as e:\n    print(errno.errorcode[e.errno])\n"
+             "open('/dev/null', 'wb').write(b'x'); open('/dev/shm/x', 'wb').write(b'x')\n"
+             "print(len(open('/dev/urandom', 'rb').read(8)))")
+    p = subprocess.run(box.command([sys.executable, "-s", "-c", probe], {"uid": None}), capture_output=True,
+                       text=True, timeout=60)  # uid None: as the run's own uid, the owner of the tmpfs
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["EROFS", "8"], p.stdout
+
+
+def test_credential_files_named_by_the_environment_are_hidden_wherever_they_are(monkeypatch):
+    """tests/adversarial/sandbox_s8 cred_files: outside the home, a token file under HF_HOME and a
+    service-account key named by GOOGLE_APPLICATION_CREDENTIALS (0644, as gcloud leaves it) were
+    readable by every worker, and a 0600 one too in a non-root run (the worker has the user's uid)."""
+    _sandbox_or_skip()
+    top = ROOT / "outputs" / f".test-creds-{os.getpid()}"  # a visible folder (/tmp is private in the sandbox)
+    try:
+        (top / "hf").mkdir(parents=True)
+        (top / "creds.d").mkdir()
+        files = {top / "hf" / "token": "hf_planted", top / "sa.json": '{"private_key": "planted"}',
+                 top / "creds.d" / "db": "planted", top / "visible.txt": "not a secret"}
+        for f, text in files.items():
+            f.write_text(text)
+            os.chmod(f, 0o644)
+        for d in (top, top / "hf", top / "creds.d"):
+            os.chmod(d, 0o755)
+        monkeypatch.setenv("HF_HOME", str(top / "hf"))
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(top / "sa.json"))
+        monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(top / "creds.d"))  # systemd's, a folder
+        code = ("import sys\nfor p in sys.argv[1:]:\n    try:\n        print(open(p).read().strip() or 'empty')\n"
+                "    except OSError as e:\n        print('denied', e.errno)")
+        box = Sandbox(SandboxSettings(mode="on"))
+        r = subprocess.run(box.command([sys.executable, "-s", "-c", code, *map(str, files)], {"uid": None}),
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        if lines[-1] != "not a secret":
+            pytest.skip(f"{top} is hidden from workers anyway (under the home?)")
+        assert not any("planted" in x for x in lines), lines
+        assert [x.split()[0] for x in lines[:3]] == ["denied"] * 3, lines
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_a_result_message_may_not_name_ordereddict():
+    """tests/adversarial/sandbox_s8 odict_flood: an OrderedDict is built by a call on a list of
+    pairs, so its keys escaped the str-key check: 8,000 colliding int keys took 4 s (quadratic)
+    with the GIL held. Results carry plain dicts (workers.plain)."""
+    import collections
+    import time
+
+    from kernelsynth.workers import ForgedMessage, load_message, plain
+
+    P = (1 << 61) - 1
+    msg = b"\x80\x02ccollections\nOrderedDict\n" + pickle.dumps([(k * P, 0) for k in range(1, 8001)],
+                                                                  protocol=2)[2:-1] + b"\x85R."
+    t = time.perf_counter()
+    with pytest.raises(ForgedMessage, match="collections.OrderedDict"):
+        load_message(msg)
+    assert time.perf_counter() - t < 1.0
+    sent = plain({"a": collections.OrderedDict(b=1)})  # what a worker sends of one
+    assert load_message(pickle.dumps(sent, protocol=4)) == {"a": {"b": 1}}
+
+
+def test_a_job_result_whose_error_or_seconds_have_the_wrong_type_is_tampering():
+    """tests/adversarial/sandbox_s8 jobresult_fields: ``JobResult(error=12345)`` made the parent's
+    observation_row raise AttributeError (``error.splitlines()``), which ended the run; seconds
+    are the row's wall_s. Checked where the message is read."""
+    import multiprocessing as mp
+    import time
+    import types
+
+    from kernelsynth.contract import Fault
+    from kernelsynth.workers import JobResult, _recv_before
+
+    for bad in (JobResult(Fault.EXCEPTION, error=12345), JobResult(Fault.OK, seconds="0.5"),
+                JobResult(Fault.OK, seconds=float("nan")), JobResult(Fault.OK, seconds=2 ** 70),
+                JobResult(Fault.EXCEPTION, error="x", seconds=0.5)):
+        parent, child = mp.Pipe()
+        w = types.SimpleNamespace(conn=parent, proc=types.SimpleNamespace(is_alive=lambda: True, kill=lambda: None))
+        child.send_bytes(pickle.dumps(bad, protocol=4))
+        got = _recv_before(w, time.monotonic() + 10)
+        if bad.error == "x":  # a well-formed one comes as it was sent
+            assert (got.fault, got.error, got.seconds) == (Fault.EXCEPTION, "x", 0.5)
+        else:
+            assert got.fault is Fault.TAMPERING and "not a str" in got.error, (bad, got)
+        parent.close()
+        child.close()
+
+
+def test_refused_staging_entries_that_are_not_text_are_recorded_not_formatted(tmp_path):
+    """tests/adversarial/sandbox_s8 refused_deep: ``CompileCache.receive`` str()-ed each item of a
+    result's ``staged["refused"]``, tainted worker or not; a list nested 100,000 deep raised
+    RecursionError in the parent (and a shared nesting would be exponential)."""
+    from kernelsynth.cache import CompileCache
+    from kernelsynth.workers import load_message
+
+    deep = load_message(b"\x80\x02" + b"]" * 100000 + b"a" * 99999 + b".")
+    cache = CompileCache(tmp_path / "cache", sandboxed=True)
+    cache.receive({"files": {}, "refused": [(deep, "x"), ("cuda/a.cubin", deep), ("triton/x", "a symlink")],
+                   "counts": {}}, "external sb8", taint="ran the external candidate sb8")
+    assert [(e["entry"], e["problem"]) for e in cache.events] == [
+        ("(a list, not text)", "refused in the worker: x"),
+        ("cuda/a.cubin", "refused in the worker: (a list, not text)"),
+        ("triton/x", "refused in the worker: a symlink")]
+    assert cache.counts["refused"] == 3

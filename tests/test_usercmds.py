@@ -486,3 +486,20 @@ def test_a_job_config_naming_a_foreign_target_is_refused_by_the_merge(sweeps, tm
     with pytest.raises(UserError, match=r"names stage target\(s\) outside kernelsynth \(pathlib.Path.write_text"):
         merge([sweep])
     assert not planted.exists()
+
+
+def test_a_target_under_kernelsynth_that_resolves_elsewhere_is_foreign_to_the_merge():
+    """tests/adversarial/sandbox_s8 merge_prefix: the fix above checked the ``kernelsynth.`` prefix,
+    and Hydra resolves ``kernelsynth.merge.Path.write_text`` through merge.py's imports to
+    pathlib's function (a real merge wrote the file). Only kernelsynth's own stages pass."""
+    from omegaconf import OmegaConf
+
+    from kernelsynth.config import SelectionConfig, SynthesisConfig
+    from kernelsynth.merge import foreign_targets
+
+    bad = OmegaConf.create({"_target_": "kernelsynth.merge.Path.write_text",
+                            "_args_": [{"_target_": "kernelsynth.merge.Path", "_args_": ["/x"]}, "x"]})
+    assert foreign_targets(bad) == ["kernelsynth.merge.Path.write_text", "kernelsynth.merge.Path"]
+    assert foreign_targets({"_target_": "kernelsynth.store.atomic_write_bytes"}) == ["kernelsynth.store.atomic_write_bytes"]
+    assert foreign_targets(OmegaConf.structured(SelectionConfig())) == []
+    assert foreign_targets(OmegaConf.structured(SynthesisConfig())) == []
