@@ -16,7 +16,7 @@
 //     channel stride is padded to 8 (mod 32) words so the 32 lanes of each load hit 32 banks;
 //   - weights [out channel][channel * 9 + tap] (the OIHW order, 304-byte rows): a B register holds
 //     one output channel and one or two input channels of a tap, also conflict-free;
-//   - float32 operands are rounded to TF32 (cvt.rna) in registers after the load.
+//   - float32 operands are rounded to the nearest TF32 in registers after the load.
 // Three stages of (input, weights) are in flight: chunk i + 2 is copied while the tensor cores
 // work on chunk i, with one barrier per chunk. Rows that are not 16-byte multiples (odd W,
 // C_in % CK != 0, misaligned pointers) take an element path that fills the same layouts, with
@@ -120,12 +120,13 @@ __device__ __forceinline__ void mma_k(float* d, const unsigned* a, const unsigne
     }
 }
 // one fragment register from staged elements p[0] and p[stride] (16-bit: packed, low half first;
-// float32: p[0] rounded to TF32)
+// float32: p[0] rounded to the nearest TF32, ties away from zero: add half a TF32 ulp to the
+// magnitude bits and clear the 13 bits TF32 drops -- two integer instructions where cvt.rna.tf32
+// takes five on sm_90; CUTLASS's round_half_ulp_truncate, without its test for Inf/NaN, which
+// only changes NaNs whose payload sits in the 13 low bits)
 __device__ __forceinline__ unsigned frag(const raw_t* p, int stride) {
     if constexpr (ES == 4) {
-        unsigned r;
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(p[0])));
-        return r;
+        return (p[0] + 0x1000u) & 0xffffe000u;
     } else {
         return __byte_perm((unsigned)p[0], (unsigned)p[stride], 0x5410);
     }
