@@ -31,12 +31,12 @@ def banks_ok(elem, ES):
     return not clash.any()
 
 
-def emulate(x, w, b, ES, BW, BN, vec_ok=True, chan_pad=8, stages=3):
+def emulate(x, w, b, ES, BW, BN, vec_ok=True, chan_pad=8, stages=3, ahead=None):
     """Run v5's grid on float64 arrays as if the element size were ES bytes (4: float32, 2:
-    bfloat16). vec_ok=False forces the element staging path. chan_pad and stages exist to show
-    the checks can fail (another channel-stride padding: bank conflicts; a two-buffer rotation
-    with the kernel's prefetch distance: a chunk overwritten before it is read). Returns
-    (y, conflict_free)."""
+    bfloat16). stages is the STAGES tunable; the kernel copies ahead = stages - 1 chunks.
+    vec_ok=False forces the element staging path. chan_pad and ahead exist to show the checks can
+    fail (another channel-stride padding: bank conflicts; copying as far ahead as there are
+    buffers: a chunk overwritten before it is read). Returns (y, conflict_free)."""
     N, C, H, W = x.shape
     K = w.shape[0]
     PH, PW = H // 2, W // 2
@@ -48,7 +48,7 @@ def emulate(x, w, b, ES, BW, BN, vec_ok=True, chan_pad=8, stages=3):
     WRE = WROW // ES
     XST = 128 * BW + 2304
     STAGE = XST + WROW * BN
-    assert 3 * STAGE == 384 * BW + 912 * BN + 6912
+    ahead = stages - 1 if ahead is None else ahead
     assert CK * CS * ES <= XST
     MI, NI = BW // 64, BN // 16
     KA = 4 // ES  # channels per fragment register (= elements per register)
@@ -136,12 +136,12 @@ def emulate(x, w, b, ES, BW, BN, vec_ok=True, chan_pad=8, stages=3):
                     smem[dst[:, None] + ee] = np.where(ok, wf[np.where(ok, src, 0)], 0.0)
 
                 acc = np.zeros((2, MI, NI, 8, 32, 4))
-                for s in range(2):  # the kernel's prologue: STAGES - 1 = 2 chunks ahead
+                for s in range(ahead):  # the kernel's prologue: STAGES - 1 chunks ahead
                     if s < nchunks:
-                        stage(s, s)
+                        stage(s, s % stages)
                 for i in range(nchunks):
-                    if i + 2 < nchunks:
-                        stage(i + 2, (i + 2) % stages)  # copies may land at once: the worst case
+                    if i + ahead < nchunks:
+                        stage(i + ahead, (i + ahead) % stages)  # copies may land at once: the worst case
                     xs0, ws0 = (i % stages) * STAGE // ES, ((i % stages) * STAGE + XST) // ES
                     for kh in range(3):
                         for kw in range(3):
@@ -179,7 +179,9 @@ def emulate(x, w, b, ES, BW, BN, vec_ok=True, chan_pad=8, stages=3):
 def test_emulation_constants_match_the_kernel_source():
     """The emulator's layout constants are the kernel's (a change to one must reach the other)."""
     for line in ["constexpr int CK = 32 / ES;", "constexpr int SWC = BW + 2 * VEC;", "constexpr int CS = 4 * SWC + 8;",
-                 "constexpr int WROW = 304;", "constexpr int XST = 128 * BW + 2304;", "#define STAGES 3",
+                 "constexpr int WROW = 304;", "constexpr int XST = 128 * BW + 2304;",
+                 "constexpr int STAGE_BYTES = XST + WROW * BN;", "cp.async.wait_group %0;\\n\" ::\"n\"(STAGES - 2)",
+                 "if (i + STAGES - 1 < nchunks) stage(i + STAGES - 1, (i + STAGES - 1) % STAGES);",
                  "constexpr int MI = BW / 64;", "constexpr int NI = BN / 16;",
                  "const int a_off = (KA * t) * CS + wm * (BW / 4) + g + VEC - 1;",
                  "const int b_off = (wn * (BN / 2) + g) * WRE + (KA * t) * 9;",
@@ -188,7 +190,7 @@ def test_emulation_constants_match_the_kernel_source():
                  "const int pw = (ow0 + wm * (BW / 4) + mi * 16 + g + h * 8) >> 1;"]:
         assert line in SRC, line
     spec = (ROOT / "specs" / "conv_relu_maxpool" / "spec.yaml").read_text()
-    assert re.search(r'shared_bytes: "384 \* BW \+ 912 \* BN \+ 6912"', spec)
+    assert 'shared_bytes: "STAGES * (128 * BW + 304 * BN + 2304)"' in spec  # = stages x STAGE in emulate
 
 
 # ragged: C_in = 1 / 3 / 20 / 40 (chunk tails; 40 = 5 float32 chunks, more than 3 stages), C_out = 7 / 70
@@ -197,8 +199,8 @@ SHAPES = [(1, 1, 1, 2, 2), (2, 3, 8, 5, 7), (1, 20, 70, 4, 70), (1, 40, 24, 3, 1
 
 
 @pytest.mark.parametrize("ES", [4, 2], ids=["float32", "bfloat16"])
-@pytest.mark.parametrize("BW,BN", [(64, 64), (128, 128)])
-def test_v5_index_math_matches_conv_relu_maxpool(ES, BW, BN):
+@pytest.mark.parametrize("BW,BN,STAGES", [(64, 128, 2), (128, 128, 3)])
+def test_v5_index_math_matches_conv_relu_maxpool(ES, BW, BN, STAGES):
     rng = np.random.default_rng(BW + BN + ES)
     for N, C, K, H, W in SHAPES:
         x = rng.standard_normal((N, C, H, W))
@@ -206,22 +208,22 @@ def test_v5_index_math_matches_conv_relu_maxpool(ES, BW, BN):
         b = rng.standard_normal(K)
         ref = reference(x, w, b)
         for vec_ok in ([True, False] if (W % (16 // ES) == 0 or C % (32 // ES) == 0) else [False]):
-            got, conflict_free = emulate(x, w, b, ES, BW, BN, vec_ok=vec_ok)
+            got, conflict_free = emulate(x, w, b, ES, BW, BN, vec_ok=vec_ok, stages=STAGES)
             assert not np.isnan(got).any(), ((N, C, K, H, W), vec_ok, "unwritten output or unwritten smem read")
             np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10, err_msg=str(((N, C, K, H, W), vec_ok)))
             assert conflict_free, "a fragment load has a shared-memory bank conflict"
 
 
 def test_emulation_catches_a_stage_overwritten_too_early_and_a_conflicting_stride():
-    """The checks can fail: with two buffers and the kernel's prefetch distance the chunk being read
-    has been overwritten by a later one; an unpadded channel stride makes the loads conflict."""
+    """The checks can fail: copying two chunks ahead into two buffers overwrites the chunk being
+    read; an unpadded channel stride makes the loads conflict."""
     rng = np.random.default_rng(0)
     x, w, b = rng.standard_normal((1, 40, 4, 8)), rng.standard_normal((8, 40, 3, 3)), rng.standard_normal(8)
     ref = reference(x, w, b)
     got, ok = emulate(x, w, b, 4, 64, 64)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
     assert ok
-    got, _ = emulate(x, w, b, 4, 64, 64, stages=2)
+    got, _ = emulate(x, w, b, 4, 64, 64, stages=2, ahead=2)
     assert not np.allclose(got, ref, rtol=1e-6, atol=1e-6)
     got, ok = emulate(x, w, b, 4, 64, 64, chan_pad=0)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)

@@ -1,5 +1,5 @@
-// conv_relu_maxpool v5: tensor-core implicit GEMM (mma.sync) fed straight from a 3-stage cp.async
-// pipeline of raw NCHW tiles, with a pooling epilogue in registers.
+// conv_relu_maxpool v5: tensor-core implicit GEMM (mma.sync) fed straight from a 2- or 3-stage
+// cp.async pipeline of raw NCHW tiles, with a pooling epilogue in registers.
 //
 // The convolution is a GEMM: M = conv output pixels, N = output channels, K = C_in x 9 taps. A
 // block owns one pooled row ph of one image (conv rows 2ph and 2ph+1), BW conv columns and BN
@@ -17,8 +17,8 @@
 //   - weights [out channel][channel * 9 + tap] (the OIHW order, 304-byte rows): a B register holds
 //     one output channel and one or two input channels of a tap, also conflict-free;
 //   - float32 operands are rounded to the nearest TF32 in registers after the load.
-// Three stages of (input, weights) are in flight: chunk i + 2 is copied while the tensor cores
-// work on chunk i, with one barrier per chunk. Rows that are not 16-byte multiples (odd W,
+// STAGES (2 or 3) buffers of (input, weights) rotate: chunk i + STAGES - 1 is copied while the
+// tensor cores work on chunk i, with one barrier per chunk. Rows that are not 16-byte multiples (odd W,
 // C_in % CK != 0, misaligned pointers) take an element path that fills the same layouts, with
 // zeros outside the image and the channel / output-channel ranges, so every shape is exact.
 //
@@ -27,9 +27,9 @@
 // and one store per pooled output. No conv or ReLU map reaches DRAM.
 //
 // Compiled at run time by NVRTC. KS_T is the element type (float, __nv_bfloat16 or __half); BW
-// (conv columns per block: 64 or 128) and BN (output channels per block: 64 or 128) are tunables.
-// Dynamic shared memory: 3 stages x (128 * BW + 2304 + 304 * BN) = 384 * BW + 912 * BN + 6912 bytes
-// (spec.yaml's shared_bytes).
+// (conv columns per block: 64 or 128), BN (output channels per block: 64 or 128) and STAGES (2 or 3)
+// are tunables. Dynamic shared memory: STAGES * (128 * BW + 304 * BN + 2304) bytes (spec.yaml's
+// shared_bytes); two stages of the BW = 64 tile fit two blocks per SM.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -43,7 +43,9 @@
 #define BN 128
 #endif
 #define THREADS 256
+#ifndef STAGES
 #define STAGES 3
+#endif
 
 template <typename A, typename B> struct ks_same { static constexpr bool value = false; };
 template <typename A> struct ks_same<A, A> { static constexpr bool value = true; };
@@ -69,8 +71,9 @@ constexpr int WRE = WROW / ES;              // ... in elements
 constexpr int XST = 128 * BW + 2304;        // staged input bytes per stage (both dtypes fit)
 static_assert(CK * CS * ES <= XST, "staged input fits its stage");
 constexpr int STAGE_BYTES = XST + WROW * BN;
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;         // = 384 * BW + 912 * BN + 6912
-static_assert(SMEM_BYTES == 384 * BW + 912 * BN + 6912, "spec.yaml shared_bytes formula");
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;         // = STAGES * (128 * BW + 304 * BN + 2304)
+static_assert(SMEM_BYTES == STAGES * (128 * BW + 304 * BN + 2304), "spec.yaml shared_bytes formula");
+static_assert(STAGES == 2 || STAGES == 3, "two or three stages");
 constexpr int MI = BW / 64;                 // m16 tiles per warp per conv row
 constexpr int NI = BN / 16;                 // n8 tiles per warp
 static_assert(BW % 64 == 0 && BN % 16 == 0 && (NI % 2 == 0), "tile sizes");
