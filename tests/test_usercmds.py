@@ -353,9 +353,9 @@ def test_both_chat_columns_are_in_the_form_trl_reads(run, timed):
         text = apply_chat_template(example, tok, tools=rec["tools"])["text"]
         assert text.count("<|assistant|>") == sum(m["role"] == "assistant" for m in rec[column])
     roles = [m["role"] for m in rec["agent_messages"]]
-    assert roles == ["system", "user"] + ["assistant", "tool"] * 4 + ["assistant"]  # one call per version
+    assert roles == ["system", "user"] + ["assistant", "tool"] * 5 + ["assistant"]  # one call per version
     text = apply_chat_template({"messages": rec["agent_messages"]}, tok, tools=rec["tools"])["text"]
-    assert text.count(f"<call>{TOOL_NAME}") == 4 and "<|tool|>" in text
+    assert text.count(f"<call>{TOOL_NAME}") == 5 and "<|tool|>" in text
 
 
 def test_every_tool_turn_reports_its_observation(run):
