@@ -32,8 +32,9 @@ def test_cpu_run_writes_a_dataset_that_loads_with_the_declared_schema(cpu_run):
     assert rec["task"] == "flip2d" and rec["hardware"]["interpret"] is True
     assert rec["verification"]["performance_verified"] is False and rec["verification"]["passed"] is True
     assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2", "v3", "v4"]
-    # trials x interpreter shapes, + 1x4097, 2 fresh and one with M large and ragged (rule 12) once
-    assert rec["verification"]["trials"] == 2 * 6 + 4
+    # trials x interpreter shapes, + once each: 1x4097, 2 fresh, one with M large and ragged, and
+    # rule 12's 4 residue shapes (a large 2 mod 4 and 4 mod 8 value of M and of N)
+    assert rec["verification"]["trials"] == 2 * 6 + 8
     assert "N - 1 - cols" in rec["trajectory"][1]["code"]
     assert rec["answer_code"] == rec["trajectory"][-1]["code"]
     assert rec["metrics"]["best_ms"] is None  # no timings on the interpreter
