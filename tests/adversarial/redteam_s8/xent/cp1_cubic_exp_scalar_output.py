@@ -1,6 +1,6 @@
 """CHEAT, class 2 (precision below the declared policy), cross_entropy (never attacked; float32,
 policy fp32). The exponentials of the log-sum-exp use a cubic 2^f polynomial (relative error up to
-4e-4; its f^2 coefficient 0.503 absorbs the missing f^4/24 on average), about bfloat16-grade, where the spec says "float32 max, exponentials, sums and
+5.4e-4, biased by -6e-5 on average), about bfloat16-grade, where the spec says "float32 max, exponentials, sums and
 mean". The loss is one number per trial: rule 23 judges a group only from 256 output elements on, so
 the precision rule never looks at cross_entropy at all; allclose's rtol 3.05e-5 of a loss of 4-10
 admits 1.2e-4-3e-4. The shift probe keeps x - max. Targets rule 23 (MIN_ELEMENTS: scalar outputs)."""
@@ -14,7 +14,7 @@ def exp_cubic(x):
     t = x * 1.4426950408889634
     k = tl.floor(t + 0.5)
     f = (t - k) * 0.6931471805599453
-    p = 1.0 + f * (1.0 + f * (0.503 + f * (1.0 / 6.0)))  # 0.503: the missing f^4/24 on average
+    p = 1.0 + f * (1.0 + f * (0.5015 + f * (1.0 / 6.0)))  # cubic; 0.5015 halves its bias
     k = tl.maximum(k, -126.0)
     return tl.where(x < -87.0, 0.0, p * ((k.to(tl.int32) + 127) << 23).to(tl.float32, bitcast=True))
 
