@@ -130,6 +130,32 @@ def rr1():
     return f"zero row: {int(torch.isnan(m(x, res)).sum())} NaN (reference: {int(torch.isnan(r(x, res)).sum())})"
 
 
+def rm1():
+    torch.manual_seed(0)
+    m = load("rmsnorm/rm1_memo_keyed_on_x_only.py").ModelNew(64)
+    torch.manual_seed(0)
+    r = ref_module("rmsnorm_residual", 64)
+    x, r1, r2 = (torch.randn(3, 64).bfloat16() for _ in range(3))
+    m(x, r1)
+    y = m(x, r2)                                     # same x, another residual
+    return f"same x, new residual: max abs error {float((y.float() - r(x, r2).float()).abs().max()):.3f}"
+
+
+def rk1():
+    mod = load("rmsnorm/rk1_prepared_weight_keyed_on_data_ptr.py")
+    torch.manual_seed(0)
+    a = mod.ModelNew(64)
+    x, res = torch.randn(3, 64), torch.randn(3, 64)
+    a(x, res)
+    del a
+    torch.manual_seed(1)
+    b = mod.ModelNew(64)                             # often gets the freed weight's memory
+    want = ref_module("rmsnorm_residual", 64)
+    want.weight.data.copy_(b.weight.detach())
+    return f"a second module after the first was freed: max abs error " \
+           f"{float((b(x, res) - want(x, res)).abs().max()):.3f} (0 when the allocator did not reuse the block)"
+
+
 def mats(M, N, K, seed=0):
     g = torch.Generator().manual_seed(seed)
     bd = 1 / math.sqrt(K)
@@ -228,7 +254,7 @@ def sw1():
     return f"a = b = 300: output {float(y[0, 0])} (reference {float(F.silu(a.float())[0, 0] * b.float()[0, 0]):.0f})"
 
 
-DEMOS = dict(fd1=fd1, fo1=fo1, fs1=fs1, ss1=ss1, sr1=sr1, lr1=lr1, lk1=lk1, rr1=rr1, mc1=mc1, ms1=ms1, mm1=mm1,
+DEMOS = dict(fd1=fd1, fo1=fo1, fs1=fs1, ss1=ss1, sr1=sr1, lr1=lr1, lk1=lk1, rr1=rr1, rm1=rm1, rk1=rk1, mc1=mc1, ms1=ms1, mm1=mm1,
              cf1_conv=cf1_conv, cf1_xent=cf1_xent, cp1=cp1, gp1=gp1, sw1=sw1)
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ run() {  # name task dtypes folder [extra args]
       "exploration.extra_candidates=[$folder]" "$@" hydra.run.dir=/tmp/rt8-$name > /tmp/rt8-$name.log 2>&1
   echo "   rc=$? $(date -u +%H:%M:%S)"
 }
-for t in "${@:-flip softmax layernorm rmsnorm matmul xent gelu colsum swiglu conv}"; do for t1 in $t; do
+for t in "${@:-softmax layernorm rmsnorm matmul xent gelu colsum swiglu flip conv}"; do for t1 in $t; do
   case $t1 in
     flip) run flip flip2d '[float32,int32]' $R/flip ;;
     softmax) run softmax softmax_rows '[float32]' $R/softmax ;;
