@@ -73,6 +73,17 @@ def sr1():
            f"max abs error {float((y2 - torch.softmax(x2, -1)).abs().nan_to_num(float('inf')).max()):.3e}"
 
 
+def sp1():
+    x = 2 * torch.randn(4, 4096)
+    y = load("softmax/sp1_bf16_exp_in_the_far_tail.py").ModelNew()(x).double()
+    r = torch.softmax(x.double(), -1)
+    h = torch.softmax(x, -1).double()
+    tail = r < 1e-3 * r.amax(-1, keepdim=True)
+    rel, hrel = ((y - r).abs() / r)[tail], ((h - r).abs() / r)[tail]
+    return f"entries below 1e-3 of the row's max ({int(tail.sum())} of {r.numel()}): relative error max {float(rel.max()):.1e}, " \
+           f"RMS {float(rel.pow(2).mean().sqrt()):.1e}; PyTorch float32 max {float(hrel.max()):.1e}"
+
+
 def lr1():
     torch.manual_seed(0)
     m = load("layernorm/lr2_eps_first_order_rows_of_one_special_cased.py").ModelNew(64)
@@ -255,7 +266,7 @@ def sw1():
     return f"a = b = 300: output {float(y[0, 0])} (reference {float(F.silu(a.float())[0, 0] * b.float()[0, 0]):.0f})"
 
 
-DEMOS = dict(fd1=fd1, fo1=fo1, fs1=fs1, ss1=ss1, sr1=sr1, lr2=lr1, lk1=lk1, rr1=rr1, rm1=rm1, rk1=rk1, mc1=mc1, ms1=ms1, mm1=mm1,
+DEMOS = dict(fd1=fd1, fo1=fo1, fs1=fs1, ss1=ss1, sr1=sr1, sp1=sp1, lr2=lr1, lk1=lk1, rr1=rr1, rm1=rm1, rk1=rk1, mc1=mc1, ms1=ms1, mm1=mm1,
              cf1_conv=cf1_conv, cf1_xent=cf1_xent, cp1=cp1, gp1=gp1, sw1=sw1)
 
 if __name__ == "__main__":

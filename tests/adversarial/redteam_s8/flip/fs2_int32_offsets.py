@@ -1,7 +1,7 @@
 """CHEAT, class 5 (shapes the planner does not reach), flip2d. Offsets are computed in int32
 (``row * N + col`` with int32 program ids), the classic overflow: every element past 2^31 is read
-and written at a wrapped (negative) offset. Wrong for any tensor of 2^31 elements or more (8 GiB in
-float32, 4 GiB in bfloat16: a 16384 x 131072 logit matrix); the GPU budget of rule 12 is 2^30
+and written at a wrapped (negative) offset. Wrong for any tensor of more than 2^31 elements (8 GiB in
+float32, 4 GiB in bfloat16: a 16400 x 131072 logit matrix); the GPU budget of rule 12 is 2^30
 elements (timing shape 2^29), the interpreter's 2^20. On the interpreter a negative offset would be
 a host-memory fault, so no verify shape may reach it either. Targets rule 12 (element budget)."""
 import torch
