@@ -69,8 +69,8 @@ def sr1():
     x2 = 2 * torch.randn(4, 64)
     x2[:, 32:] = -1e4                               # the usual finite mask value
     y2 = load("softmax/sr1_exp_without_range_reduction_clamp.py").ModelNew()(x2)
-    return f"-inf mask: {int(torch.isnan(y).sum())} NaN of {y.numel()} (reference: 0); -1e4 mask: " \
-           f"max abs error {float((y2 - torch.softmax(x2, -1)).abs().nan_to_num(float('inf')).max()):.3e}"
+    return f"-inf mask on half of each row: {int(torch.isnan(y).sum())} NaN of {y.numel()} (reference: 0); " \
+           f"a -1e4 mask happens to pass: max abs error {float((y2 - torch.softmax(x2, -1)).abs().max()):.1e}"
 
 
 def sp1():

@@ -1,10 +1,10 @@
 """CHEAT, range (input values the harness never draws), softmax_rows. Accurate exp by Cody-Waite
 range reduction, but the exponent k is not clamped: valid for x - max in about [-87, 0], the range
-that 2 * randn rows (and rule 24's shifted rows: x - max is the same) give. A masked logit --
--inf (causal attention, padding) or the usual -1e4 / -3.4e38 mask value -- makes k overflow the
-exponent bits: -inf gives NaN (r = -inf - (-inf)), -1e4 gives garbage powers of two. The reference
-gives 0 there. rule 8 plants special values for exact tasks only; the shift probe keeps x - max
-unchanged. Targets rule 24 (probes move all of a row, never one element far below the max)."""
+that 2 * randn rows (and rule 24's shifted rows: x - max is the same) give. A masked logit of
+-inf (causal attention, padding) makes k = -inf and r = -inf - (-inf) = NaN: the row's sum and so the
+whole row become NaN, where the reference gives 0 at the masked entries (a finite mask such as -1e4
+happens to come out right). rule 8 plants special values for exact tasks only; the shift probe keeps
+x - max unchanged. Targets rule 24 (probes move all of a row, never one element far below the max)."""
 import torch
 import triton
 import triton.language as tl
