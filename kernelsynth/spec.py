@@ -129,7 +129,8 @@ class TaskSpec:
     #: ``exact`` tasks and for a spec that declares none
     probes: List[Dict[str, Any]] = field(default_factory=list)
     #: the reduction length of one output, a formula of the dims (rule 23's accumulation slack;
-    #: None: the shape's largest dim)
+    #: ``"1"`` when the spec leaves it out and its category is elementwise or data movement; None:
+    #: the shape's largest dim)
     reduction: Optional[str] = None
 
     def reduction_length(self, shape: Dict[str, int]) -> float:
@@ -533,7 +534,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     if not isinstance(precision, dict) or not all(isinstance(v, str) for v in precision.values()):
         c.fail("precision", "a mapping dtype -> text", precision)
     policies = doc.get("precision_policy") or {}
-    from .tolerance import POLICY_NAMES
+    from .tolerance import POLICY_NAMES, op_class
 
     if not isinstance(policies, dict) or any(k not in doc["dtypes"] or v not in POLICY_NAMES for k, v in policies.items()):
         c.fail("precision_policy", f"a mapping dtype (of {doc['dtypes']}) -> one of {list(POLICY_NAMES)}", policies)
@@ -546,6 +547,10 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         except (ValueError, ZeroDivisionError) as e:
             c.fail("reduction", f"a formula of {dims} ({e})", reduction)
         reduction = str(reduction)
+    elif op_class(str(doc.get("category", ""))) in ("elementwise", "data_movement"):
+        # one output, one term: no accumulation to allow for (rule 23; redteam_s8 gelu gp1, a 20-ulp exp
+        # that the largest dim's sqrt(n) u admitted on an elementwise task)
+        reduction = "1"
 
     summary = doc.get("summary", name)
     return TaskSpec(

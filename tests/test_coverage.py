@@ -407,6 +407,38 @@ def test_a_negative_bit_view_output_is_a_layout_failure():
         compare(torch._neg_view(-y), y, "exact", None, torch.float32)
 
 
+def test_an_inference_tensor_output_is_a_layout_failure():
+    """tests/adversarial/redteam_s8 flip fd1: right bits, made under torch.inference_mode(); the
+    same values made normally pass."""
+    from kernelsynth.verify.comparison import compare
+    from kernelsynth.verify.failures import VerificationFailure
+
+    y = torch.randn(3, 5)
+    with torch.inference_mode():
+        out = y.flip(1).clone()
+    with pytest.raises(VerificationFailure, match="inference tensor"):
+        compare(out, y.flip(1), "exact", None, torch.float32)
+    with pytest.raises(VerificationFailure, match="inference tensor"):
+        compare(out, y.flip(1).double(), "allclose", {"atol": 1e-5, "rtol": 1e-5}, torch.float32)
+    assert compare(y.flip(1).clone(), y.flip(1), "exact", None, torch.float32)["max_abs_err"] == 0.0
+
+
+def test_elementwise_specs_get_a_reduction_of_one_term_and_reductions_keep_theirs():
+    """redteam_s8 gelu gp1: an elementwise spec without ``reduction`` got the largest dim's sqrt(n) u
+    of accumulation slack; now one term. A reduction spec without it keeps the largest dim."""
+    from kernelsynth.paths import SPECS_DIR
+    from kernelsynth.spec import load_spec
+    from kernelsynth.verify.precision import accumulation_slack
+
+    gelu = load_spec(SPECS_DIR / "gelu_tanh" / "spec.yaml")
+    assert gelu.category == "elementwise" and gelu.reduction == "1"
+    assert gelu.reduction_length({d: 4099 for d in gelu.dims}) == 1.0
+    assert accumulation_slack("fp32", 1.0) < accumulation_slack("fp32", 4099.0) / 60
+    assert load_spec(SPECS_DIR / "softmax_rows" / "spec.yaml").reduction == "N"  # declared
+    col = load_spec(SPECS_DIR / "column_sum" / "spec.yaml")
+    assert col.reduction is None and col.reduction_length({d: 300 for d in col.dims}) == 300.0
+
+
 def test_a_memo_blind_to_the_input_tail_meets_the_last_element_change():
     """tests/adversarial/redteam_s7 fm1: a memo keyed on all but the last 1/16 of the input got
     through every staleness step (each also changed an element elsewhere). On every second
@@ -447,3 +479,44 @@ def test_a_memo_blind_to_the_input_tail_meets_the_last_element_change():
         except VerificationFailure as e:
             got = "last element of the input alone" in str(e)
         assert got is caught, last_only
+
+
+def test_a_memo_keyed_on_one_of_two_inputs_meets_a_change_of_the_other_alone():
+    """tests/adversarial/redteam_s8 rm1: rmsnorm_residual memoised on x alone (every staleness step
+    changed every input together, so its key always moved). The last-element step of every
+    second listed shape changes one input alone, the inputs in turn (``which`` = shape index // 2)."""
+    from kernelsynth.verify.failures import VerificationFailure
+    from kernelsynth.verify.inputs import apply_changes, plan_last
+    from kernelsynth.verify.protocol import VerifyPolicy, check_repeat_and_fresh
+
+    class Add(torch.nn.Module):
+        def forward(self, x, r):
+            return x + r
+
+    class KeyedOnX(torch.nn.Module):
+        memo = {}
+
+        def forward(self, x, r):
+            key = x.clone().numpy().tobytes()
+            if key not in self.memo:
+                self.memo[key] = x + r
+            return self.memo[key].clone()
+
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    for which, moved in ((0, 0), (1, 1), (2, 0), (None, None)):
+        ca, cb = a.clone(), b.clone()
+        apply_changes([ca, cb], plan_last([ca, cb], which))
+        assert [int((ca != a).sum()), int((cb != b).sum())] == ([1, 1] if moved is None else [int(moved == 0), int(moved == 1)])
+    get = lambda s, dt, dev, g: [torch.randn(s["M"], s["N"], generator=g, dtype=dt, device=dev) for _ in range(2)]  # noqa: E731
+    policy = VerifyPolicy(comparison="exact", dtype=torch.float32, device=CPU, seed=0)
+    for which, caught in ((0, False), (1, True)):
+        KeyedOnX.memo.clear()
+        cand, ref = KeyedOnX(), Add()
+        out = cand(a.clone(), b.clone())
+        try:
+            check_repeat_and_fresh(cand, ref, get, {"M": 4, "N": 8}, [a.clone(), b.clone()], out, ref(a, b),
+                                   torch.Generator().manual_seed(3), policy, last_only=True, which=which)
+            got = False
+        except VerificationFailure as e:
+            got = "input 1 of 2, the others unchanged" in str(e)
+        assert got is caught, which

@@ -49,6 +49,11 @@ def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
             # its memory holds -y (or conj y) and reads as y only through torch's lazy view bit: a
             # kernel writes the values it returns (tests/adversarial/redteam_s7 fd1)
             return f"the output is {what} (torch._neg_view/conj): its memory does not hold its values (layout rule)"
+    if out.is_inference() and not ref.is_inference():
+        # made under torch.inference_mode(): outside it the tensor cannot be updated in place or saved
+        # for backward by the next layer (tests/adversarial/redteam_s8 flip fd1)
+        return ("the output is an inference tensor (made under torch.inference_mode()): it cannot be "
+                "updated in place or saved for backward outside inference mode (layout rule)")
     if ref.is_contiguous():
         if out.is_contiguous():
             return None

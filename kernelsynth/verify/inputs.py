@@ -152,16 +152,22 @@ def _far_values(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return (lo + (old.long() - lo + 1 + span // 2) % span).to(x.dtype) if span > 1 else old.clone()
 
 
-def plan_last(inputs):
-    """A partial-staleness change of the **last element alone** of every tensor input (a value far
+def plan_last(inputs, which: Optional[int] = None):
+    """A partial-staleness change of the **last element alone** of a tensor input (a value far
     from it, as :func:`plan_changes` gives): streaming appends land at the end, and a memo keyed on
     all but the tail of the input (tests/adversarial/redteam_s7 fm1: blind to its last 1/16) is
-    stale there, where a change of one element plus a region elsewhere reached its key. Same
-    return form as :func:`plan_changes`."""
+    stale there, where a change of one element plus a region elsewhere reached its key. With
+    ``which`` and several tensor inputs, only input number ``which`` (mod their count) changes, the
+    others stay as they are: a memo keyed on some of the inputs (redteam_s8 rm1: rmsnorm_residual's
+    ``x`` alone, not the residual) is stale when the one it ignores changes alone (the caller
+    rotates ``which`` over the shapes). Without ``which``, every tensor input's last element
+    changes. Same return form as :func:`plan_changes`."""
+    tensors = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 0]
+    if which is not None and len(tensors) > 1:
+        tensors = [tensors[which % len(tensors)]]
     changes = []
-    for i, x in enumerate(inputs):
-        if not isinstance(x, torch.Tensor) or x.numel() == 0:
-            continue
+    for i in tensors:
+        x = inputs[i]
         idx = torch.tensor([x.numel() - 1], device=x.device)
         changes.append((i, idx, _far_values(x, idx)))
     return changes

@@ -141,7 +141,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"],
-                                                    last_only=si % 2 == 1, nudge=si % 2 == 0)
+                                                    last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -184,7 +184,8 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
-                           out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True):
+                           out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True,
+                           which: Optional[int] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -205,7 +206,10 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        (no answer memoised on a few sampled elements; one call for both changes keeps the cost
        of the check to one call per shape). With ``last_only`` (every second listed shape) the
        change is the last element alone instead (:func:`~kernelsynth.verify.inputs.plan_last`: a
-       memo blind to the input's tail meets a change nowhere else).
+       memo blind to the input's tail meets a change nowhere else), and of several tensor inputs
+       only input number ``which`` (mod their count; :func:`verify` passes the listed shape's
+       index // 2, so the odd shapes take the inputs in turn): a memo keyed on some inputs only
+       meets a change of one it ignores.
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
        answer memoised on sums or other symmetric fingerprints of the input).
@@ -244,8 +248,11 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
     check_earlier_output((out, first), out2)
     latest = out2
+    n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
     for changes, what in (
-            (lambda: plan_last(inputs), "after the last element of the input alone changed in place") if last_only else
+            (lambda: plan_last(inputs, which), "after the last element of the input alone changed in place"
+             + (f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""))
+            if last_only else
             (lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
              "after one element and a small region of the input changed in place"),
             (lambda: plan_permutation(inputs, gen),
