@@ -511,11 +511,6 @@ class WorkerPool:
         #: started ahead, one per device (None: unpinned), so replacing a worker costs no import time
         self._spares: Dict[Optional[int], _Worker] = {}
 
-    @property
-    def _spare(self) -> Optional[_Worker]:
-        """The first spare worker, or None (one per device; see ``_spares``)."""
-        return next(iter(self._spares.values()), None)
-
     def _device(self, slot: int) -> Optional[int]:
         d = self.slots[slot]
         return None if d is None else d.index
@@ -588,64 +583,19 @@ class WorkerPool:
         busy: Dict[Connection, _Worker] = {}
         idle = self.usable()[::-1]
         while todo or busy:
-            # jobs placed on a device that is retired (or not in this pool) cannot run
-            devices = {self._device(i) for i in self.usable()}
-            for idx in [j for j in todo if where[j] is not None and where[j] not in devices]:
-                todo.remove(idx)
-                why = self.retired.get(where[idx], "not a device of this pool")
-                yield idx, self._placed(JobResult(Fault.CRASHED, error=f"cuda device {where[idx]} cannot run jobs: "
-                                                                       f"{why}"), where[idx])
+            yield from self._yield_unplaceable(todo, where)
             if todo and not busy and not any(self._device(i) not in self.retired for i in idle):
                 raise DevicesFailed("every device of the run failed its check: " + "; ".join(
                     f"cuda device {d}: {why}" for d, why in sorted(self.retired.items())))
             for slot in list(idle)[::-1]:
-                if self._device(slot) in self.retired:
-                    idle.remove(slot)
-                    continue
-                if slot in self._needs_check:  # the device first shows it still works
-                    idle.remove(slot)
-                    w = self._workers[slot] or self._revive(slot)
-                    w = self._send(w, slot, "health", self.check, None, CHECK_TIMEOUT_S)
-                    busy[w.conn] = w
-                    continue
-                idx = next((j for j in todo if where[j] is None or where[j] == self._device(slot)), None)
-                if idx is None:
-                    continue
-                idle.remove(slot)
-                todo.remove(idx)
-                payload = payloads[idx]
-                w = self._workers[slot] or self._revive(slot)
-                w = self._send(w, slot, name, payload, idx, self.timeout_s, queued=len(todo) + 1)
-                cand = getattr(payload, "candidate", None)
-                if name == "evaluate" and getattr(cand, "role", None) in ("external", "inductor") and w.taint is None:
-                    w.taint = f"ran the {cand.role} candidate {getattr(cand, 'name', '?')}"  # untrusted or generated code
-                busy[w.conn] = w
-                if on_start:
-                    on_start(idx)
+                self._start_next(slot, name, payloads, where, todo, idle, busy, on_start)
             if not busy:
                 continue  # every job left is placed on a device that is now retired: yielded above
             deadline = min(w.job[1] + w.limit for w in busy.values())
-            ready = wait(list(busy), timeout=max(0.0, deadline - time.monotonic()))
-            for conn in ready:
+            for conn in wait(list(busy), timeout=max(0.0, deadline - time.monotonic())):
                 w = busy.pop(conn)
                 idx, start = w.job
-                try:
-                    result = _recv_before(w, start + w.limit)
-                    if result is None:  # readable, but the message never completed: a forged header
-                        result = JobResult(Fault.TIMEOUT, error=f"the worker's result did not arrive complete within "
-                                           f"{w.limit:.0f} s of the job's start; worker killed",
-                                           seconds=time.monotonic() - start)
-                    elif not isinstance(result, JobResult) or not isinstance(result.fault, Fault):
-                        result = JobResult(Fault.EXCEPTION, error=f"the worker sent {type(result).__name__}, not a JobResult "
-                                           "with a Fault", seconds=time.monotonic() - start)
-                except (EOFError, OSError):
-                    w.proc.join(timeout=5)
-                    code = w.proc.exitcode
-                    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-                    tail = w.output_tail()
-                    result = JobResult(Fault.CRASHED, error=f"worker process {how} during the job"
-                                       + (f"; its last output:\n{tail}" if tail else ""),
-                                       seconds=time.monotonic() - start)
+                result = self._receive(w, start)
                 if idx is None:  # the device check
                     self._checked(w, result, idle, len(todo))
                     continue
@@ -660,20 +610,91 @@ class WorkerPool:
                     self._replace(w, len(todo))
                 idle.append(w.slot)
                 yield idx, self._placed(result, self._device(w.slot))
-            now = time.monotonic()
-            for conn, w in list(busy.items()):
-                idx, start = w.job
-                if now - start >= w.limit:
-                    del busy[conn]
-                    result = JobResult(Fault.TIMEOUT, error=f"no result within {w.limit:.0f} s; worker killed",
-                                       seconds=now - start)
-                    if idx is None:
-                        self._checked(w, result, idle, len(todo))
-                        continue
-                    self._after_fault(w, result)
-                    self._replace(w, len(todo))
-                    idle.append(w.slot)
-                    yield idx, self._placed(result, self._device(w.slot))
+            yield from self._yield_timed_out(busy, idle, todo)
+
+    def _yield_unplaceable(self, todo: List[int], where: List[Optional[int]]) -> Iterator[Tuple[int, JobResult]]:
+        """Take out of ``todo`` and yield, as ``crashed``, the jobs placed on a device that is
+        retired (or not in this pool): they cannot run."""
+        devices = {self._device(i) for i in self.usable()}
+        for idx in [j for j in todo if where[j] is not None and where[j] not in devices]:
+            todo.remove(idx)
+            why = self.retired.get(where[idx], "not a device of this pool")
+            yield idx, self._placed(JobResult(Fault.CRASHED, error=f"cuda device {where[idx]} cannot run jobs: "
+                                                                   f"{why}"), where[idx])
+
+    def _next_for(self, slot: int, todo: List[int], where: List[Optional[int]]) -> Optional[int]:
+        """The first job of ``todo`` that slot ``slot`` may run (unplaced, or placed on its device), or None."""
+        return next((j for j in todo if where[j] is None or where[j] == self._device(slot)), None)
+
+    def _start_next(self, slot: int, name: str, payloads: List[Any], where: List[Optional[int]], todo: List[int],
+                    idle: List[int], busy: Dict[Connection, "_Worker"],
+                    on_start: Optional[Callable[[int], None]]) -> None:
+        """Give idle slot ``slot`` its next piece of work: none when its device is retired (it
+        leaves ``idle``), the device check when one is due, else the next job it may run (if any)."""
+        if self._device(slot) in self.retired:
+            idle.remove(slot)
+            return
+        if slot in self._needs_check:  # the device first shows it still works
+            idle.remove(slot)
+            w = self._workers[slot] or self._revive(slot)
+            w = self._send(w, slot, "health", self.check, None, CHECK_TIMEOUT_S)
+            busy[w.conn] = w
+            return
+        idx = self._next_for(slot, todo, where)
+        if idx is None:
+            return
+        idle.remove(slot)
+        todo.remove(idx)
+        payload = payloads[idx]
+        w = self._workers[slot] or self._revive(slot)
+        w = self._send(w, slot, name, payload, idx, self.timeout_s, queued=len(todo) + 1)
+        cand = getattr(payload, "candidate", None)
+        if name == "evaluate" and getattr(cand, "role", None) in ("external", "inductor") and w.taint is None:
+            w.taint = f"ran the {cand.role} candidate {getattr(cand, 'name', '?')}"  # untrusted or generated code
+        busy[w.conn] = w
+        if on_start:
+            on_start(idx)
+
+    @staticmethod
+    def _receive(w: "_Worker", start: float) -> JobResult:
+        """The result of ``w``'s job (started at ``start``, monotonic s), read once its pipe is
+        readable: a forged or incomplete message, a non-JobResult or a dead worker become the job's
+        ``timeout``, ``exception`` or ``crashed`` result."""
+        try:
+            result = _recv_before(w, start + w.limit)
+            if result is None:  # readable, but the message never completed: a forged header
+                return JobResult(Fault.TIMEOUT, error=f"the worker's result did not arrive complete within "
+                                 f"{w.limit:.0f} s of the job's start; worker killed", seconds=time.monotonic() - start)
+            if not isinstance(result, JobResult) or not isinstance(result.fault, Fault):
+                return JobResult(Fault.EXCEPTION, error=f"the worker sent {type(result).__name__}, not a JobResult "
+                                 "with a Fault", seconds=time.monotonic() - start)
+            return result
+        except (EOFError, OSError):
+            w.proc.join(timeout=5)
+            code = w.proc.exitcode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+            tail = w.output_tail()
+            return JobResult(Fault.CRASHED, error=f"worker process {how} during the job"
+                             + (f"; its last output:\n{tail}" if tail else ""), seconds=time.monotonic() - start)
+
+    def _yield_timed_out(self, busy: Dict[Connection, "_Worker"], idle: List[int],
+                         todo: List[int]) -> Iterator[Tuple[int, JobResult]]:
+        """End the busy workers whose job ran past its limit: a device check counts as failed; a
+        job is yielded as ``timeout`` and its slot gets a fresh worker."""
+        now = time.monotonic()
+        for conn, w in list(busy.items()):
+            idx, start = w.job
+            if now - start >= w.limit:
+                del busy[conn]
+                result = JobResult(Fault.TIMEOUT, error=f"no result within {w.limit:.0f} s; worker killed",
+                                   seconds=now - start)
+                if idx is None:
+                    self._checked(w, result, idle, len(todo))
+                    continue
+                self._after_fault(w, result)
+                self._replace(w, len(todo))
+                idle.append(w.slot)
+                yield idx, self._placed(result, self._device(w.slot))
 
     @staticmethod
     def _placed(result: JobResult, device: Optional[int]) -> JobResult:

@@ -42,14 +42,14 @@ def compose(overrides=()):
         return hydra_compose(config_name="config", overrides=list(overrides))
 
 
-#: Test files whose tests take the longest (measured on a 2-core CPU): sent to the processes
-#: first, so no long test starts last while the other process idles. Order only; every test runs.
-#: test_inductor_source.py (one engine run with a C++ Inductor compile, 200-380 s, one group) is
-#: second: in file order it started after some 400 tests and could end alone, one process idle.
-SLOW_FIRST = ("test_readme.py", "test_inductor_source.py", "test_usercmds.py", "test_adversarial.py",
-              "test_tasks.py", "test_sandbox.py", "test_pipeline.py", "test_cuda_backend.py",
-              "test_import_kernelbench.py", "test_packaging.py", "test_coverage.py", "test_cache.py",
-              "test_precision.py", "test_resume.py")
+#: Test files whose tests take the longest (measured on a 2-core CPU, ``--durations``): sent to the
+#: processes first, so no long test starts last while the other process idles. Order only; every
+#: test runs. test_resume.py is one group of five flip2d runs (its module fixture), the longest of
+#: the suite; test_tunables.py's sweep and test_cuda_backend.py's conv run are single long tests.
+SLOW_FIRST = ("test_resume.py", "test_usercmds.py", "test_adversarial.py", "test_readme.py",
+              "test_cuda_backend.py", "test_tunables.py", "test_inductor_source.py", "test_tasks.py",
+              "test_sandbox.py", "test_pipeline.py", "test_import_kernelbench.py", "test_packaging.py",
+              "test_coverage.py", "test_cache.py", "test_precision.py")
 
 
 def _targeted(config) -> bool:

@@ -107,22 +107,49 @@ HONEST_FILES = {"honest_index": ("honest/index.py", {}), "honest_gather": ("hone
                 "honest_flat_tiles": ("honest/flat_tiles.py", {"BLOCK": 512})}
 
 
+def _ours(tmp_path_factory, spec, extra=()):
+    """Observations of one engine run of tests/adversarial/cpu/``spec``: ({version: observation},
+    its trajectories); a conv_precision spec's are keyed by (version, dtype)."""
+    run_dir = tmp_path_factory.mktemp(spec.split(".")[0])
+    res = engine.run(compose(RUN + list(extra) + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
+    if spec.startswith("conv_precision"):
+        return {(o["version"], o["dtype"]): o for o in res.observations}, res.trajectories
+    return {o["version"]: o for o in res.observations}, res.trajectories
+
+
+# One module fixture per spec, each its own xdist group (tests/conftest.py): the two processes of
+# the suite share the five runs instead of one process running all of them.
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """Observations of one engine run per spec: {version: observation}, plus the trajectories."""
-    obs, trajectories = {}, []
-    for spec in ("spec.yaml", "softmax.yaml", "conv.yaml", "conv_precision.yaml", "conv_precision_f32.yaml"):
-        run_dir = tmp_path_factory.mktemp(spec.split(".")[0])
-        # the precision-only cheats neither tamper nor leave state: they share workers, one trial
-        # (768 outputs a group, over MIN_ELEMENTS) -- a third of this run's time
-        extra = ["exploration.fresh_worker=external", "exploration.trials=1"] if spec == "conv_precision_f32.yaml" else []
-        res = engine.run(compose(RUN + extra + [f"task.spec={ADV / 'cpu' / spec}"]), run_dir)
-        if spec.startswith("conv_precision"):  # keyed by (version, dtype)
-            obs.update({(o["version"], o["dtype"]): o for o in res.observations})
-        else:
-            obs.update({o["version"]: o for o in res.observations})
-        trajectories += res.trajectories
-    return obs, trajectories
+def ours_flip(tmp_path_factory):
+    return _ours(tmp_path_factory, "spec.yaml")
+
+
+#: For the specs whose candidates neither tamper nor leave state (numeric, dtype and precision
+#: cheats, honest kernels): they share workers, as a run does by default. A fresh worker per job
+#: costs its start-up (torch and triton imports) for every job; the observations are the same
+#: (conv_precision.yaml: the same verdicts, faults and reasons both ways, 260 s instead of 333 s).
+SHARED_WORKERS = ["exploration.fresh_worker=external"]
+
+
+@pytest.fixture(scope="module")
+def ours_softmax(tmp_path_factory):
+    return _ours(tmp_path_factory, "softmax.yaml", SHARED_WORKERS)
+
+
+@pytest.fixture(scope="module")
+def ours_conv(tmp_path_factory):
+    return _ours(tmp_path_factory, "conv.yaml")
+
+
+@pytest.fixture(scope="module")
+def ours_conv_precision(tmp_path_factory):
+    return _ours(tmp_path_factory, "conv_precision.yaml", SHARED_WORKERS)
+
+
+@pytest.fixture(scope="module")
+def ours_conv_precision_f32(tmp_path_factory):
+    # precision-only cheats: shared workers, one trial (768 outputs a group, over MIN_ELEMENTS)
+    return _ours(tmp_path_factory, "conv_precision_f32.yaml", SHARED_WORKERS + ["exploration.trials=1"])
 
 
 def _model(rel, **config):
@@ -144,29 +171,29 @@ def _first_line(o):
 
 
 @pytest.mark.parametrize("version", sorted(FLIP_CASES))
-def test_flip_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
+def test_flip_cheat_passes_the_naive_harness_and_fails_ours(version, ours_flip):
     rel, fault, reason = FLIP_CASES[version]
     with restored_namespaces():
         assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
-    o = ours[0][version]
+    o = ours_flip[0][version]
     assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
 
 @pytest.mark.parametrize("version", sorted(HARNESS_CASES))
-def test_cheat_that_attacks_the_harness_process_fails_the_independent_check(version, ours):
+def test_cheat_that_attacks_the_harness_process_fails_the_independent_check(version, ours_flip):
     fault, reason = HARNESS_CASES[version]
-    o = ours[0][version]
+    o = ours_flip[0][version]
     assert o["verdict"] == "rejected" and re.fullmatch(fault, o["fault"]), (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
 
 @pytest.mark.parametrize("version", sorted(SOFTMAX_CASES))
-def test_softmax_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
+def test_softmax_cheat_passes_the_naive_harness_and_fails_ours(version, ours_softmax):
     rel, fault, reason = SOFTMAX_CASES[version]
     check = "count" if version == "nan" else "allclose"  # allclose itself never lets NaN through
     assert naive_accepts(_model(rel), SOFTMAX.Model(), SOFTMAX.get_inputs, SOFTMAX_SHAPES, check=check)
-    o = ours[0][version]
+    o = ours_softmax[0][version]
     assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
@@ -185,14 +212,14 @@ def test_fp16_logits_fail_the_precision_rule_on_their_own():
            trials=2, determinism=False)  # an honest float32 softmax passes the same rule
 
 
-def test_shape_specialised_cheat_is_caught_on_a_harness_shape_not_a_listed_one(ours):
-    o = ours[0]["shapes_listed"]
+def test_shape_specialised_cheat_is_caught_on_a_harness_shape_not_a_listed_one(ours_flip):
+    o = ours_flip[0]["shapes_listed"]
     listed = {f"{s['M']}x{s['N']}" for s in FLIP_SHAPES}
     shape = re.search(r"shape (\d+x\d+)", _first_line(o)).group(1)
     assert shape not in listed
 
 
-def test_timer_patch_fools_a_naive_host_timer_and_is_tampering_for_ours(ours):
+def test_timer_patch_fools_a_naive_host_timer_and_is_tampering_for_ours(ours_flip):
     x = torch.randn(64, 64)
     honest = _model("honest/index.py")
     with restored_namespaces():
@@ -200,13 +227,13 @@ def test_timer_patch_fools_a_naive_host_timer_and_is_tampering_for_ours(ours):
         cheat = _fresh_model("timer/patch_perf_counter.py")
         after = naive_time_ms(lambda: cheat(x), n=50)
     assert after < before / 10  # the same work, "100x faster" on the patched clock
-    assert ours[0]["timer_events"]["fault"] == "tampering"
-    assert "torch.cuda.Event.elapsed_time" in _first_line(ours[0]["timer_events"])
-    assert ours[0]["integrity_verifier"]["fault"] == "tampering"
-    assert "kernelsynth.verify.compare" in _first_line(ours[0]["integrity_verifier"])
+    assert ours_flip[0]["timer_events"]["fault"] == "tampering"
+    assert "torch.cuda.Event.elapsed_time" in _first_line(ours_flip[0]["timer_events"])
+    assert ours_flip[0]["integrity_verifier"]["fault"] == "tampering"
+    assert "kernelsynth.verify.compare" in _first_line(ours_flip[0]["integrity_verifier"])
 
 
-def test_kill_parent_kills_a_naive_harness_parent_and_is_refused_by_ours(ours, tmp_path):
+def test_kill_parent_kills_a_naive_harness_parent_and_is_refused_by_ours(ours_flip, tmp_path):
     """Naive: the harness runs the candidate in a child of a sacrificial shell, which dies."""
     script = tmp_path / "naive_run.py"
     script.write_text(
@@ -219,27 +246,27 @@ def test_kill_parent_kills_a_naive_harness_parent_and_is_refused_by_ours(ours, t
     p = subprocess.run(["sh", "-c", f'"{sys.executable}" "{script}"; echo parent-survived'],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == -15 and "parent-survived" not in p.stdout  # the shell got SIGTERM
-    o = ours[0]["process"]
+    o = ours_flip[0]["process"]
     assert o["fault"] == "exception" and "PermissionError" in _first_line(o) and "refused" in _first_line(o)
 
 
-def test_pytorch_fallback_passes_both_harnesses_but_is_labelled_and_never_a_record(ours):
+def test_pytorch_fallback_passes_both_harnesses_but_is_labelled_and_never_a_record(ours_flip):
     with restored_namespaces():
         assert naive_accepts(_model("fallback/torch_flip.py"), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
-    o = ours[0]["fallback"]
+    o = ours_flip[0]["fallback"]
     assert o["verdict"] == "accepted" and o["reference_ops_used"] == "flip"
     assert "flip" in o["library_calls"].split(",")
-    (traj,) = [t for t in ours[1] if t["task"] == "adversarial_flip"]
+    (traj,) = [t for t in ours_flip[1] if t["task"] == "adversarial_flip"]
     assert not traj["accepted"]
     assert "fallback: calls the reference's own operator(s) flip: a PyTorch fallback, not a kernel record" \
         in traj["reasons"]
 
 
 @pytest.mark.parametrize("version", HONEST_FLIP)
-def test_honest_flip_written_differently_is_accepted_by_both(version, ours):
+def test_honest_flip_written_differently_is_accepted_by_both(version, ours_flip):
     rel, cfg = HONEST_FILES[version]
     assert naive_accepts(_model(rel, **cfg), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
-    o = ours[0][version]
+    o = ours_flip[0][version]
     assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", "")
     assert o["reference_ops_used"] is None
     # 2 trials per listed shape, 1 on each derived one: 3x4097, two fresh ones, M large and ragged,
@@ -251,10 +278,10 @@ def test_honest_flip_written_differently_is_accepted_by_both(version, ours):
     assert o["trials"] == 2 * len(FLIP_SHAPES) + len(derived)
 
 
-def test_honest_softmax_written_differently_is_accepted_by_both(ours):
+def test_honest_softmax_written_differently_is_accepted_by_both(ours_softmax):
     assert naive_accepts(_model("honest/softmax_online.py", BLOCK=1024), SOFTMAX.Model(), SOFTMAX.get_inputs,
                          SOFTMAX_SHAPES)
-    o = ours[0]["honest_online"]
+    o = ours_softmax[0]["honest_online"]
     assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
     assert 0 < o["max_rel_err"] < 1e-5  # float32 against the float64 reference
 
@@ -268,7 +295,7 @@ def _conv_models(rel, dtype, shape):
 
 
 @pytest.mark.parametrize("case", sorted(CONV_PRECISION_CASES))
-def test_conv_dtype_and_precision_cheats_stay_inside_the_tolerance_and_fail_ours(case, ours):
+def test_conv_dtype_and_precision_cheats_stay_inside_the_tolerance_and_fail_ours(case, ours_conv_precision):
     """Inside the task's max-error tolerance (so the old rules accepted them; the naive harness
     accepts the precision cheats and catches the dtype ones, as the issue says); ours rejects them
     by the output-dtype or the precision rule."""
@@ -287,7 +314,7 @@ def test_conv_dtype_and_precision_cheats_stay_inside_the_tolerance_and_fail_ours
         assert all(naive_accepts(m, r, CONV.get_inputs, [s], dtype=dtype)
                    for (m, r), s in zip(models, CONV_PRECISION_SHAPES))
     fault, reason = CONV_PRECISION_CASES[case]
-    o = ours[0][case]
+    o = ours_conv_precision[0][case]
     assert o["verdict"] == "rejected" and o["fault"] == fault, (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
@@ -309,16 +336,16 @@ DILUTED_CASES = {
 
 
 @pytest.mark.parametrize("version", sorted(DILUTED_CASES))
-def test_precision_cheats_on_part_of_the_output_or_in_the_bits_fail_ours(version, ours):
+def test_precision_cheats_on_part_of_the_output_or_in_the_bits_fail_ours(version, ours_conv_precision_f32):
     """Inside the tolerance and under the pooled RMS bound (the red team's p1, p5, p2 were
     accepted that way), rejected by the tail or the lower-format statistic."""
-    o = ours[0][(version, "float32")]
+    o = ours_conv_precision_f32[0][(version, "float32")]
     assert o["verdict"] == "rejected" and o["fault"] == "wrong_output", (o["fault"], _first_line(o))
     assert re.search(DILUTED_CASES[version], _first_line(o)), _first_line(o)
 
 
-def test_honest_tf32_rounded_to_nearest_is_accepted_with_its_statistics_recorded(ours):
-    o = ours[0][("honest_rna", "float32")]
+def test_honest_tf32_rounded_to_nearest_is_accepted_with_its_statistics_recorded(ours_conv_precision_f32):
+    o = ours_conv_precision_f32[0][("honest_rna", "float32")]
     assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
     assert 0 < o["precision_rms"] <= o["precision_bound"] / 2  # RN: about a third of truncation's
     assert 0 <= o["precision_tail"] <= o["precision_tail_bound"] / 2
@@ -327,8 +354,8 @@ def test_honest_tf32_rounded_to_nearest_is_accepted_with_its_statistics_recorded
 
 @pytest.mark.parametrize("version", HONEST_CONV)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_honest_conv_in_other_styles_is_accepted_with_its_precision_recorded(version, dtype, ours):
-    o = ours[0][(version, dtype)]
+def test_honest_conv_in_other_styles_is_accepted_with_its_precision_recorded(version, dtype, ours_conv_precision):
+    o = ours_conv_precision[0][(version, dtype)]
     assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
     assert o["precision_policy"] == {"float32": "tf32", "bfloat16": "bf16"}[dtype]
     assert 0 < o["precision_rms"] <= o["precision_bound"] / 1.3  # accepted with margin
@@ -336,11 +363,11 @@ def test_honest_conv_in_other_styles_is_accepted_with_its_precision_recorded(ver
         assert o["precision_rms"] > 1e3 * 2.0 ** -24
 
 
-def test_precision_rule_is_about_precision_not_code(ours):
+def test_precision_rule_is_about_precision_not_code(ours_conv_precision):
     """Truncating operands to 9 mantissa bits loses nothing from bfloat16 values (7 bits): the same
     file that fails the TF32 policy in float32 passes the bfloat16 policy."""
-    assert ours[0][("precision_9bit", "bfloat16")]["verdict"] == "accepted"
-    assert ours[0][("dtype_half", "bfloat16")]["verdict"] == "accepted"  # returns the input dtype there
+    assert ours_conv_precision[0][("precision_9bit", "bfloat16")]["verdict"] == "accepted"
+    assert ours_conv_precision[0][("dtype_half", "bfloat16")]["verdict"] == "accepted"  # returns the input dtype there
 
 
 def test_every_fixture_file_is_in_a_spec():
@@ -396,8 +423,7 @@ LIBRARY_DOORS = {
 }
 
 
-@pytest.mark.parametrize("version", sorted(LIBRARY_DOORS))
-def test_library_call_through_another_door_is_labelled_and_never_a_record(version, ours):
+def _library_door_is_labelled_and_never_a_record(version, ours):
     """Rule 14: a census by what ran. None of these names one of the spec's reference_ops (the
     census by names let them through as kernels); all are correct, so both harnesses accept them,
     and ours labels them library calls and keeps them out of the kernel records."""
@@ -418,6 +444,16 @@ def test_library_call_through_another_door_is_labelled_and_never_a_record(versio
                for r in traj["reasons"]), traj["reasons"]
 
 
+# one test per spec's run (each its own fixture and xdist group), the same checks
+@pytest.mark.parametrize("version", sorted(set(LIBRARY_DOORS) - {"fallback_index_select"}))
+def test_library_call_through_another_door_is_labelled_and_never_a_record(version, ours_conv):
+    _library_door_is_labelled_and_never_a_record(version, ours_conv)
+
+
+def test_library_call_through_index_select_is_labelled_and_never_a_record(ours_flip):
+    _library_door_is_labelled_and_never_a_record("fallback_index_select", ours_flip)
+
+
 # version -> (file, regex of the first line of the reason)
 CONV_CASES = {
     # rule 21: trial 1 rebuilds both modules from trial 0's seed with one element of every random
@@ -433,11 +469,11 @@ CONV_CASES = {
 
 
 @pytest.mark.parametrize("version", sorted(CONV_CASES))
-def test_conv_cheat_passes_the_naive_harness_and_fails_ours(version, ours):
+def test_conv_cheat_passes_the_naive_harness_and_fails_ours(version, ours_conv):
     rel, reason = CONV_CASES[version]
     with restored_namespaces():
         assert _naive_conv(rel), "naive harness rejected it"
-    o = ours[0][version]
+    o = ours_conv[0][version]
     assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
     m = re.search(reason, _first_line(o))
     assert m, _first_line(o)
@@ -457,11 +493,11 @@ FLIP_NUMERIC_CASES = {
 
 
 @pytest.mark.parametrize("version", sorted(FLIP_NUMERIC_CASES))
-def test_flip_shape_and_partial_staleness_cheats_fail_ours(version, ours):
+def test_flip_shape_and_partial_staleness_cheats_fail_ours(version, ours_flip):
     rel, reason = FLIP_NUMERIC_CASES[version]
     with restored_namespaces():
         assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
-    o = ours[0][version]
+    o = ours_flip[0][version]
     assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
     m = re.search(reason, _first_line(o))
     assert m, _first_line(o)
@@ -469,12 +505,12 @@ def test_flip_shape_and_partial_staleness_cheats_fail_ours(version, ours):
         assert int(m.group(1)) >= 257
 
 
-def test_honest_conv_with_weights_packed_at_construction_is_accepted_by_both(ours):
+def test_honest_conv_with_weights_packed_at_construction_is_accepted_by_both(ours_conv):
     """Preparing weights once at construction stays legitimate with fresh parameters per trial;
     allocation and layout calls around a Triton kernel are not library calls."""
     cfg = {"BLOCK_P": 64, "BLOCK_R": 128, "BLOCK_K": 128}
     assert _naive_conv("honest/conv_packed_direct.py", **cfg)
-    o = ours[0]["honest_conv"]
+    o = ours_conv[0]["honest_conv"]
     assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
     assert o["library_calls"] is None and o["reference_ops_used"] is None
     assert o["max_abs_err"] < 1e-4  # float32 arithmetic against the float64 reference
@@ -483,9 +519,9 @@ def test_honest_conv_with_weights_packed_at_construction_is_accepted_by_both(our
         assert any(s[dim] >= 257 and s[dim] % 2 for s in shapes), dim
 
 
-def test_honest_flip_through_permuted_views_is_accepted_and_no_library_call(ours):
+def test_honest_flip_through_permuted_views_is_accepted_and_no_library_call(ours_flip):
     assert naive_accepts(_model("honest/flip_permuted.py", BLOCK=64), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
-    o = ours[0]["honest_permuted"]
+    o = ours_flip[0]["honest_permuted"]
     assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
     assert o["library_calls"] is None
     assert {"empty", "permute"} <= set(o["aten_ops"].split(","))
@@ -505,18 +541,18 @@ CENSUS_LABELLED = {
 
 
 @pytest.mark.parametrize("version", sorted(CENSUS_LABELLED))
-def test_library_door_the_dispatch_mode_misses_is_labelled_and_never_a_record(version, ours):
+def test_library_door_the_dispatch_mode_misses_is_labelled_and_never_a_record(version, ours_flip):
     """Rule 14, doors the operator census's dispatch mode cannot see: the host (tolist, numpy),
     copies of the input on a data-movement task (with or without one launch of its own), the
     Python key excluded (the profiled call sees it). Correct, so both harnesses accept; ours labels."""
     rel, must, must_not = CENSUS_LABELLED[version]
     with restored_namespaces():
         assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
-    o = ours[0][version]
+    o = ours_flip[0][version]
     assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
     calls = set((o["library_calls"] or "").split(","))
     assert must <= calls and not must_not & calls, o["library_calls"]
-    (traj,) = [t for t in ours[1] if t["task"] == "adversarial_flip"]
+    (traj,) = [t for t in ours_flip[1] if t["task"] == "adversarial_flip"]
     assert any(r.startswith(f"{version}: library calls (operator(s) ") for r in traj["reasons"]), traj["reasons"]
 
 
@@ -534,11 +570,11 @@ NUMCENSUS_FLIP_REJECTED = {
 
 
 @pytest.mark.parametrize("version", sorted(NUMCENSUS_FLIP_REJECTED))
-def test_joined_thread_and_fingerprint_memo_pass_the_naive_harness_and_fail_ours(version, ours):
+def test_joined_thread_and_fingerprint_memo_pass_the_naive_harness_and_fail_ours(version, ours_flip):
     rel, reason = NUMCENSUS_FLIP_REJECTED[version]
     with restored_namespaces():
         assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES), "naive harness rejected it"
-    o = ours[0][version]
+    o = ours_flip[0][version]
     assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
@@ -562,20 +598,20 @@ NUMCENSUS_CONV_REJECTED = {
 
 
 @pytest.mark.parametrize("version", sorted(NUMCENSUS_CONV_REJECTED))
-def test_parameter_memo_fingerprint_memo_and_thread_conv_cheats_fail_ours(version, ours):
+def test_parameter_memo_fingerprint_memo_and_thread_conv_cheats_fail_ours(version, ours_conv):
     rel, reason = NUMCENSUS_CONV_REJECTED[version]
     with restored_namespaces():
         assert _naive_conv(rel), "naive harness rejected it"
-    o = ours[0][version]
+    o = ours_conv[0][version]
     assert (o["verdict"], o["fault"]) == ("rejected", "wrong_output"), (o["fault"], _first_line(o))
     assert re.search(reason, _first_line(o)), _first_line(o)
 
 
-def test_honest_persistent_kernel_into_a_pitched_buffer_is_accepted_without_labels(ours):
+def test_honest_persistent_kernel_into_a_pitched_buffer_is_accepted_without_labels(ours_flip):
     """A copy of its own buffer (not of the input) and empty_strided are layout, on a data-movement task."""
     assert naive_accepts(_model("honest/persistent_pitched.py", BLOCK=64, PROGRAMS=4), FLIP.Model(), FLIP.get_inputs,
                          FLIP_SHAPES)
-    o = ours[0]["honest_pitched"]
+    o = ours_flip[0]["honest_pitched"]
     assert (o["verdict"], o["fault"], o["reason"]) == ("accepted", "ok", ""), _first_line(o)
     assert o["library_calls"] is None, o["library_calls"]
 

@@ -282,7 +282,7 @@ def test_unsandboxed_worker_gets_the_scrubbed_environment_too(monkeypatch):
         assert not pool.sandbox.active and pool.sandbox.status.startswith("sandbox: NONE")
         [(_, res)] = list(pool.map("probe", [{"reference": None}], recycle=lambda i, r: True))
         assert res.ok, res.error
-        assert len(started) == 1 and pool._workers == [None] and pool._spare is None
+        assert len(started) == 1 and pool._workers == [None] and pool._spares == {}
         assert not started[0].proc.is_alive()  # the recycled worker was killed
         again = pool.run("probe", {"reference": None})  # the empty slot starts a fresh worker for it
         assert again.ok, again.error
