@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cost of the sandbox per candidate on the GPU (issue 13): flip2d and conv_relu_maxpool, each
 # run with exploration.sandbox.mode=on and =off; verdicts compared per observation key, and the
-# medians of verify_s and wall_s per candidate (references/SECURITY.md, BENCHMARKS.md).
+# medians of verify_s and wall_s per candidate (SECURITY.md, BENCHMARKS.md).
 #   bash bench/sandbox_cost.sh [OUT_DIR [TASK...]]   (default: both tasks; about 9-10 minutes on the H200;
 #   under a 10-minute limit run it twice: `... /tmp/sc flip2d`, then `... /tmp/sc2 conv_relu_maxpool`)
 # Without bwrap on PATH it unpacks .deb/bubblewrap_*.deb (Debian 12's package) to /tmp/pkg.

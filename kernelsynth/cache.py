@@ -1,4 +1,4 @@
-"""The shared compile cache (references/SECURITY.md, "Compile caches"): NVRTC cubins and Triton's
+"""The shared compile cache (SECURITY.md, "Compile caches"): NVRTC cubins and Triton's
 compile outputs reused across workers and runs, written only by the parent.
 
 Layout of the cache root (``cache_dir``, ``$KERNELSYNTH_CACHE``)::

@@ -40,7 +40,7 @@ class Fault(str, Enum):
     AUDIT = "audit"                        # the independent check in the parent disagreed
     SCREENED = "screened"                  # the source screen rejected it before it ran
     SANDBOX = "sandbox"                    # the containment denied something, a limit was hit, or
-                                           # processes outlived the job (references/SECURITY.md)
+                                           # processes outlived the job (SECURITY.md)
 
     def __str__(self) -> str:
         return self.value

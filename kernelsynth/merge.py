@@ -13,7 +13,7 @@ A job directory counts when it finished (``run.json``); a job that failed (``fai
 written by the command line) or never finished is named in the result and left out: re-running
 the sweep with the same ``hydra.sweep.dir`` resumes it. A job's observations are read through
 :func:`kernelsynth.store.verified_rows`: a file whose authentication tag does not check under
-that job's key (references/SECURITY.md) is not counted, is set aside in the job's
+that job's key (SECURITY.md) is not counted, is set aside in the job's
 ``observations/untrusted/`` (so re-running the sweep measures it again) and is named in the
 result (``integrity_events``, run.json, :func:`report`).
 """
@@ -154,7 +154,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         if foreign:  # the merge instantiates what the job's config names: kernelsynth's own stages only
             raise UserError(f"{d}: its .hydra/config.yaml names stage target(s) outside kernelsynth "
                             f"({', '.join(foreign[:3])}); a merge builds only kernelsynth's own "
-                            "selection and synthesis stages from job directories (references/SECURITY.md)")
+                            "selection and synthesis stages from job directories (SECURITY.md)")
         # the spec itself, without the job's tunables/dtypes restriction: selection judges the
         # dtypes that have observations, and records do not depend on the search space
         task = cfg.task
@@ -285,7 +285,7 @@ class MergeCallback(Callback):
         if result.integrity_events:
             print(f"kernelsynth: {len(result.integrity_events)} observation file(s) failed their integrity check "
                   f"and were left out; re-run the same command with hydra.sweep.dir={sweep_dir} to measure them "
-                  "again (references/SECURITY.md)", file=sys.stderr)
+                  "again (SECURITY.md)", file=sys.stderr)
         if result.failed:
             print(f"kernelsynth: {len(result.failed)} job(s) failed; fix them and re-run the same command with "
                   f"hydra.sweep.dir={sweep_dir} to resume the sweep, or merge what is there with "

@@ -1,4 +1,4 @@
-"""Containment of worker processes (references/SECURITY.md) and the signal guard (VERIFICATION.md, rule 16).
+"""Containment of worker processes (SECURITY.md) and the signal guard (VERIFICATION.md, rule 16).
 
 Launching: :class:`Sandbox` turns a worker's command line into one run by bubblewrap (``bwrap``,
 Debian's ``bubblewrap`` package) when it works on this machine: no network (a new network
@@ -163,9 +163,17 @@ def find_bwrap(configured: Optional[str] = None) -> Optional[str]:
 
 @functools.lru_cache(maxsize=None)
 def bwrap_problem(bwrap: str) -> Optional[str]:
-    """None when ``bwrap`` can build the sandbox's namespaces here, else why not (its stderr)."""
+    """None when ``bwrap`` can build the sandbox's namespaces here, else why not (its stderr).
+    An interpreter under /tmp (a virtual environment there) is bound back read-only over the
+    private /tmp, as :meth:`Sandbox.command` does."""
+    back = []
+    for p in dict.fromkeys(os.path.realpath(x) for x in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                                          os.path.dirname(os.path.realpath(sys.executable)))):
+        if _under(p, "/tmp") and p != "/tmp" and os.path.isdir(p) and not any(_under(p, b) for b in back):
+            back.append(p)
     try:
         p = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                            *[a for b in back for a in ("--ro-bind", b, b)],
                             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
                             "--cap-drop", "ALL", "--", sys.executable, "-c", "print('ok')"],
                            capture_output=True, text=True, timeout=60)
@@ -267,7 +275,7 @@ class Sandbox:
             return (f"sandbox: {self.version} (no network, PID namespace, read-only filesystem, run directory and "
                     f"home hidden, private /tmp{cache}, {uid})")
         return (f"sandbox: NONE ({self.problem}): candidates run with this user's files and network "
-                "(environment scrubbed, resource limits set); see references/SECURITY.md")
+                "(environment scrubbed, resource limits set); see SECURITY.md")
 
     def to_dict(self) -> Dict[str, Any]:
         return {"active": self.active, "status": self.status, "bwrap": self.bwrap, "version": self.version,

@@ -5,7 +5,7 @@ written atomically (temporary file + rename), so a crash never leaves a half-wri
 re-run with the same run directory skips every key already on disk. ``read()`` returns all rows
 as one table with :data:`OBSERVATION_SCHEMA`, the single declaration of the columns.
 
-Authentication (references/SECURITY.md): every observation file carries an HMAC-SHA256 tag in
+Authentication (SECURITY.md): every observation file carries an HMAC-SHA256 tag in
 its Parquet metadata (``kernelsynth.hmac``) over its file name and rows, with a per-run key made
 by the parent (``secrets``) and kept in ``<run dir>/.observation-key`` (mode 0600), where no
 sandboxed worker can see it (the run directory is hidden from them). :meth:`ObservationStore.verify`

@@ -1,4 +1,4 @@
-"""The shared compile cache (kernelsynth/cache.py, references/SECURITY.md "Compile caches"):
+"""The shared compile cache (kernelsynth/cache.py, SECURITY.md "Compile caches"):
 sandboxed workers read it read-only and stage new entries; the parent validates and promotes
 them; a second run reuses them; an external candidate's entries are never promoted; entries
 that do not check are refused with their reason. The engine runs go through the real sandbox."""

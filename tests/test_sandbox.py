@@ -1,4 +1,4 @@
-"""Containment (references/SECURITY.md): attacks of tests/adversarial/sandbox run through the real
+"""Containment (SECURITY.md): attacks of tests/adversarial/sandbox run through the real
 sandbox (bubblewrap) as spec candidates and as an external candidate; the scrubbed environment;
 authenticated observation files; the run without a sandbox.
 
@@ -957,3 +957,29 @@ def test_refused_staging_entries_that_are_not_text_are_recorded_not_formatted(tm
         ("cuda/a.cubin", "refused in the worker: (a list, not text)"),
         ("triton/x", "refused in the worker: a symlink")]
     assert cache.counts["refused"] == 3
+
+
+def test_a_python_in_a_virtual_environment_under_tmp_gets_the_sandbox(tmp_path):
+    """A new user's venv under /tmp (session 8's fresh-clone check): the sandbox's private /tmp hid
+    the interpreter from bwrap's availability probe (``execvp /tmp/.../bin/python: No such file``),
+    so runs went unsandboxed and external candidates were refused. The probe binds an interpreter
+    under /tmp back read-only, as the workers' command already did; a sandboxed job runs there."""
+    import tempfile
+
+    venv = tempfile.mkdtemp(prefix="ks-venv-", dir="/tmp")
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv],
+                       check=True, timeout=120)
+        code = ("from kernelsynth.sandbox import Sandbox, bwrap_problem, find_bwrap\n"
+                "from kernelsynth.workers import WorkerPool\n"
+                "print('problem', bwrap_problem(find_bwrap()))\n"
+                "sb = Sandbox()\n"
+                "with WorkerPool(1, sandbox=sb) as pool:\n"
+                "    r = pool.run('probe', {})\n"
+                "print('active', sb.active, 'ok', r.ok, r.error)\n")
+        p = subprocess.run([os.path.join(venv, "bin", "python"), "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert "problem None" in p.stdout and "active True ok True" in p.stdout, (p.stdout, p.stderr[-2000:])
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)

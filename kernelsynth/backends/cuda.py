@@ -23,7 +23,7 @@ device's arch, with ``-DKS_T=<element type>`` and one ``-D<NAME>=<value>`` per t
 are cached on disk under ``<cache_dir>/cuda/<key>.cubin`` with a sidecar ``<key>.json`` of the
 key's inputs (the source's SHA-256, kernel name, arch, options, NVRTC version), so a second run
 compiles nothing; sandboxed workers stage new cubins and the parent validates and promotes them
-(:mod:`kernelsynth.cache`, references/SECURITY.md "Compile caches"). Loading and launching go through the CUDA driver API
+(:mod:`kernelsynth.cache`, SECURITY.md "Compile caches"). Loading and launching go through the CUDA driver API
 (``cuda.bindings.driver``). :meth:`RawKernelModel.compile_stats` reports registers, local memory
 (spill) bytes, static shared memory and compile seconds per kernel, read from the driver
 (``cuFuncGetAttribute``).

@@ -222,14 +222,14 @@ class Exploration:
             raise UserError(f"refusing to run external candidates without the sandbox ({sandbox.problem}): they would "
                             "run with this user's files, credentials and network. Install bubblewrap (or set "
                             "exploration.sandbox.bwrap), or accept the risk with "
-                            "exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
+                            "exploration.sandbox.allow_unsandboxed_external=true (SECURITY.md)")
         if external and sandbox.active and os.geteuid() == 0 and not sandbox.drop_uid \
                 and not self.sandbox.allow_unsandboxed_external:
             # uid 0 without capabilities still owns root's files: every one not hidden is readable
             raise UserError(f"refusing to run external candidates in a sandbox that keeps uid 0 ({sandbox.status}): "
                             "they could read every root-owned file that is not hidden (tests/adversarial/sandbox_s6 "
                             "uid0_fallback). Make the files it names readable by other users, or accept the risk "
-                            "with exploration.sandbox.allow_unsandboxed_external=true (references/SECURITY.md)")
+                            "with exploration.sandbox.allow_unsandboxed_external=true (SECURITY.md)")
         rows: List[Dict[str, Any]] = []
         with WorkerPool(env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache, slots=slots,
                         check={"cuda": not hw.interpret} if devices else None) as pool:
