@@ -199,6 +199,9 @@ def gpu_device_nodes() -> List[str]:
 
 
 #: Paths hidden from every sandbox when they exist: root's home, container and cloud secrets,
+#: The folder that holds the kernelsynth package (a checkout for an editable install, else
+#: site-packages): workers import it from there, so it is readable in the sandbox wherever it is.
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 #: host keys, the persistent temporary folder (the sandbox's /tmp is its own already), and the
 #: runtime folders, whose unix sockets (the session bus, docker.sock, agents) a network namespace
 #: does not isolate (tests/adversarial/sandbox_s7 unix_socket: a candidate talked to a listener at
@@ -322,8 +325,9 @@ class Sandbox:
         for p in hide:
             cmd += ["--tmpfs", p]
         # read back what the worker needs under a hidden folder: Python, its packages, the spec
+        # (kernelsynth's own folder too: an editable install imports it through a finder, not sys.path)
         need = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-                *[p for p in sys.path if p], *self.readable, *(GPU_RUN_PATHS if self.gpu else ())]
+                *[p for p in sys.path if p], PACKAGE_ROOT, *self.readable, *(GPU_RUN_PATHS if self.gpu else ())]
         made, bound = set(), []
 
         def lead_to(p: str) -> None:

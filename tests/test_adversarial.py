@@ -46,7 +46,9 @@ FLIP_CASES = {
     "integrity_allclose": ("integrity/patch_allclose.py", "tampering", r"replaced torch\.allclose"),
     "integrity_reference": ("integrity/patch_reference_inputs.py", "tampering", r"replaced reference\.get_inputs"),
     "integrity_module": ("integrity/patch_module_call.py", "tampering", r"replaced torch\.nn\.Module\.__call__"),
-    "timer_host": ("timer/patch_perf_counter.py", "tampering", r"replaced time\.perf_counter"),
+    # the patched clock also makes the job's own seconds a forgery: the envelope check may see it first
+    "timer_host": ("timer/patch_perf_counter.py", "tampering",
+                   r"replaced time\.perf_counter|JobResult has an error that is not a str or seconds"),
     # still alive after the call, or (when it has not run yet on a busy machine) counted as started in it
     "threads": ("threads/late_writer.py", "wrong_output",
                 r"thread\(s\) started (by the candidate still running|during the call)"),
@@ -95,7 +97,9 @@ CONV_PRECISION_CASES = {
     ("dtype_float", "bfloat16"): ("wrong_output", r"output dtype torch\.float32, expected torch\.bfloat16"),
     ("precision_chunks", "float32"): ("wrong_output", r"precision below the declared policy tf32"),
     ("precision_chunks", "bfloat16"): ("wrong_output", r"precision below the declared policy bf16"),
-    ("precision_9bit", "float32"): ("wrong_output", r"precision below the declared policy tf32"),
+    # 9-bit operands leave the tolerance on rule 10's input scaled by 1 + 4 rtol first, or fail rule 23
+    ("precision_9bit", "float32"): ("wrong_output", r"precision below the declared policy tf32|"
+                                    r"scaled in place by 1 \+ 4 rtol .* outside atol=0\.005"),
 }
 CONV_FILES = {"dtype_half": "dtype/half_output.py", "dtype_float": "dtype/float_output_on_bf16.py",
               "precision_chunks": "precision/chunked_bf16_accumulator.py",

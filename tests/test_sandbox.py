@@ -983,3 +983,26 @@ def test_a_python_in_a_virtual_environment_under_tmp_gets_the_sandbox(tmp_path):
         assert "problem None" in p.stdout and "active True ok True" in p.stdout, (p.stdout, p.stderr[-2000:])
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+def test_the_folder_holding_kernelsynth_is_readable_in_the_sandbox_wherever_it_is(monkeypatch):
+    """A fresh clone under /tmp with an editable install (session 8): the package is imported
+    through the install's finder, not through sys.path, so a worker in the private /tmp could not
+    import kernelsynth (``ModuleNotFoundError`` in test_tunables' sweep). The package's folder is
+    bound back read-only, like the interpreter's."""
+    import tempfile
+
+    from kernelsynth import sandbox as sb
+
+    box = _sandbox_or_skip()
+    fake = tempfile.mkdtemp(prefix="ks-clone-", dir="/tmp")
+    try:
+        monkeypatch.setattr(sb, "PACKAGE_ROOT", fake)
+        cmd = box.command([sys.executable, "-c", "pass"], {"uid": None})
+        assert any(cmd[i:i + 3] == ["--ro-bind", fake, fake] for i in range(len(cmd))), cmd
+        code = f"import os; print(os.path.isdir({fake!r}))"
+        r = subprocess.run(box.command([sys.executable, "-c", code], {"uid": None}), capture_output=True, text=True,
+                           timeout=60)
+        assert r.stdout.strip() == "True", r.stdout + r.stderr
+    finally:
+        shutil.rmtree(fake, ignore_errors=True)
