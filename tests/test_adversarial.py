@@ -428,35 +428,43 @@ LIBRARY_DOORS = {
 }
 
 
-def _library_door_is_labelled_and_never_a_record(version, ours):
+def _library_door(version, ours):
     """Rule 14: a census by what ran. None of these names one of the spec's reference_ops (the
     census by names let them through as kernels); all are correct, so both harnesses accept them,
-    and ours labels them library calls and keeps them out of the kernel records."""
+    and ours labels them library calls and keeps them out of the kernel records. Returns (the
+    naive harness's verdict, our observation, the library ops expected, our trajectory's reasons,
+    whether our trajectory was accepted)."""
     rel, ops = LIBRARY_DOORS[version]
     with restored_namespaces():
         if version == "fallback_index_select":
-            assert naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
+            naive = naive_accepts(_model(rel), FLIP.Model(), FLIP.get_inputs, FLIP_SHAPES)
         else:
-            assert _naive_conv(rel)
-    o = ours[0][version]
-    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
-    assert o["reference_ops_used"] is None
-    assert ops <= set(o["library_calls"].split(",")), o["library_calls"]
+            naive = _naive_conv(rel)
     task = "adversarial_flip" if version == "fallback_index_select" else "adversarial_conv"
     (traj,) = [t for t in ours[1] if t["task"] == task]
-    assert not traj["accepted"]
-    assert any(r.startswith(f"{version}: library calls (operator(s) ") and "not a kernel record" in r
-               for r in traj["reasons"]), traj["reasons"]
+    return naive, ours[0][version], ops, traj["reasons"], traj["accepted"]
+
+
+def _labelled_not_a_record(version, reasons):
+    return any(r.startswith(f"{version}: library calls (operator(s) ") and "not a kernel record" in r for r in reasons)
 
 
 # one test per spec's run (each its own fixture and xdist group), the same checks
 @pytest.mark.parametrize("version", sorted(set(LIBRARY_DOORS) - {"fallback_index_select"}))
 def test_library_call_through_another_door_is_labelled_and_never_a_record(version, ours_conv):
-    _library_door_is_labelled_and_never_a_record(version, ours_conv)
+    naive, o, ops, reasons, accepted = _library_door(version, ours_conv)
+    assert naive
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert o["reference_ops_used"] is None and ops <= set(o["library_calls"].split(",")), o["library_calls"]
+    assert not accepted and _labelled_not_a_record(version, reasons), reasons
 
 
 def test_library_call_through_index_select_is_labelled_and_never_a_record(ours_flip):
-    _library_door_is_labelled_and_never_a_record("fallback_index_select", ours_flip)
+    naive, o, ops, reasons, accepted = _library_door("fallback_index_select", ours_flip)
+    assert naive
+    assert (o["verdict"], o["fault"]) == ("accepted", "ok"), _first_line(o)
+    assert o["reference_ops_used"] is None and ops <= set(o["library_calls"].split(",")), o["library_calls"]
+    assert not accepted and _labelled_not_a_record("fallback_index_select", reasons), reasons
 
 
 # version -> (file, regex of the first line of the reason)
