@@ -31,6 +31,7 @@ from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .verify.precision import HonestReferences, trial_sums
+from .verify.transport import audit_view
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, compare, digest, guard_also,
                      integrity_snapshot, plan_rolling,
@@ -489,7 +490,8 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
             if terms["scale"] is not None:
                 slack = slack_of(shape, probe["rtol"] if probe else 1.0)
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
-                sums = trial_sums(ref.to(terms["dtype"]), ref, terms["scale"], terms["honest"], slack=slack)
+                sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
+                                  [audit_view(h) for h in terms["honest"]], slack=slack)  # as the parent sees them
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
                 refs[key]["slack"] = slack
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)

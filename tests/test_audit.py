@@ -185,3 +185,27 @@ def test_a_malformed_audit_record_fails_the_check_instead_of_raising():
             assert isinstance(msg, str) and msg, (bad.keys(), comparison)
     assert "does not check: KeyError" in audit_problem({"listed:0:4": {"type": "torch.Tensor"}}, _refs(ref),
                                                         "exact", None)
+
+
+def test_large_allclose_outputs_travel_as_a_sample_the_parent_still_checks(monkeypatch):
+    # session 9 on the H200: the oracle's float64 references of softmax_rows' 8192 x 8192 timing
+    # shape (with the rounding scale) passed the 1 GiB message cap and every catalog run stopped
+    monkeypatch.setattr(transport, "SAMPLE_ABOVE_ELEMENTS", 1000)
+    monkeypatch.setattr(transport, "SAMPLE_ELEMENTS", 64)
+    ref = torch.randn(50, 41, dtype=torch.float64)  # 2050 elements: sampled
+    idx = transport.sample_index(ref.numel())
+    assert idx.numel() == 64 and idx[-1] == 2049 and bool((idx[1:] > idx[:-1]).all())
+    assert torch.equal(idx, transport.sample_index(2050))  # the worker and the oracle agree
+    tol = {"atol": 1e-5, "rtol": 1e-5}
+    d = digest(ref.float(), "allclose")
+    assert d["sampled"] and d["shape"] == [50, 41] and len(d["bytes"]) == 64 * 4
+    refs = {"listed:0:4": {"where": "shape 50x41, trial 4", "digest": digest(ref, "allclose"), "dtype": "torch.float32"}}
+    assert audit_problem({"listed:0:4": d}, refs, "allclose", tol) is None
+    far = ref.float()
+    far.view(-1)[idx[10]] += 1e-2  # a sampled element wrong: caught
+    assert "1 of 64 elements differ" in audit_problem({"listed:0:4": digest(far, "allclose")}, refs, "allclose", tol)
+    whole = {"type": "torch.Tensor", "shape": [50, 41], "dtype": "torch.float32",
+             "bytes": ref.float().numpy().tobytes()}  # a worker that sends the whole output instead
+    assert "output shape" in audit_problem({"listed:0:4": whole}, refs, "allclose", tol)
+    small = torch.randn(10, 10)
+    assert "sampled" not in digest(small, "allclose") and "sampled" not in digest(ref, "exact")

@@ -14,6 +14,15 @@ from typing import Any, Dict, List, Tuple
 #: about 0.6 s per candidate outside the workers appeared with it, BENCHMARKS.md "Session 7"; on a
 #: loaded 2-core CPU 4.8 s, bench/audit_transport.py); its checksum is two integers from the device.
 DIGEST_MAX_BYTES = 16 * 2**20
+#: ``allclose`` outputs of more elements than this travel as :data:`SAMPLE_ELEMENTS` of their
+#: elements (:func:`sample_index`): a tolerance needs values, but the float64 references of a GPU
+#: plan's largest shapes (2^30 elements: 8 GiB each, plus the rounding scale) cannot all cross the
+#: pipe in one message (1 GiB cap, kernelsynth/workers.py). Found on the H200 (session 9): every
+#: catalog task's oracle was refused at the timing shape (softmax_rows 8192 x 8192). The worker
+#: still compares every element in-process (rules 5 and 23); the parent's independent check
+#: (rule 18) of those shapes sees the sample.
+SAMPLE_ABOVE_ELEMENTS = 2**21
+SAMPLE_ELEMENTS = 2**18
 _PRIME = 2147483647  # 2^31 - 1
 
 
@@ -48,10 +57,38 @@ def _checksum(t) -> List[int]:
     return sums
 
 
+def sample_index(numel: int, device=None):
+    """The flat (C-order) indices of the :data:`SAMPLE_ELEMENTS` elements audited of an ``allclose``
+    output of ``numel`` elements (more than :data:`SAMPLE_ABOVE_ELEMENTS`): one per stratum of
+    ``numel // SAMPLE_ELEMENTS`` consecutive elements, at an offset inside it from a
+    multiplicative hash of the stratum, plus the last element. Depends on ``numel`` only, so the
+    worker and the oracle pick the same elements; int64 on ``device``."""
+    import torch
+
+    n = SAMPLE_ELEMENTS
+    stride = numel // n
+    k = torch.arange(n, device=device, dtype=torch.int64)
+    offset = torch.remainder(k * 2654435761 + 40503, _PRIME) % stride
+    idx = k * stride + offset
+    idx[-1] = numel - 1
+    return idx
+
+
+def audit_view(t, comparison: str = "allclose"):
+    """``t`` as the independent check sees it: for ``allclose`` tensors of more than
+    :data:`SAMPLE_ABOVE_ELEMENTS` elements the 1-D sample at :func:`sample_index` (C order), else
+    ``t`` itself."""
+    if comparison != "allclose" or t.numel() <= SAMPLE_ABOVE_ELEMENTS:
+        return t
+    return t.detach().reshape(-1)[sample_index(t.numel(), t.device)]
+
+
 def digest(out, comparison: str) -> Dict[str, Any]:
     """What the independent check needs of one output, on the host: ``{"type": name}`` when it
     is not exactly a torch.Tensor; else shape and dtype, and the tensor's bytes (C order, read back
-    with :func:`tensor_of`) or, for ``exact`` outputs above :data:`DIGEST_MAX_BYTES`, :func:`_checksum`."""
+    with :func:`tensor_of`) or, for ``exact`` outputs above :data:`DIGEST_MAX_BYTES`, :func:`_checksum`,
+    or, for ``allclose`` outputs above :data:`SAMPLE_ABOVE_ELEMENTS` elements, the bytes of the
+    sample :func:`audit_view` (``"sampled": True``; ``shape`` stays the whole output's)."""
     import torch
 
     if type(out) is not torch.Tensor:
@@ -59,6 +96,9 @@ def digest(out, comparison: str) -> Dict[str, Any]:
     d: Dict[str, Any] = {"type": "torch.Tensor", "shape": list(out.shape), "dtype": str(out.dtype)}
     if comparison == "exact" and out.numel() * out.element_size() > DIGEST_MAX_BYTES:
         d["checksum"] = _checksum(out.detach())
+    elif comparison == "allclose" and out.numel() > SAMPLE_ABOVE_ELEMENTS:
+        d["sampled"] = True
+        d["bytes"] = audit_view(out).to("cpu", copy=True).contiguous().view(torch.uint8).numpy().tobytes()
     else:  # raw bytes, not a tensor: torch's pickling of CPU tensors between processes goes through
         # shared memory that dies with the sending worker (which may exit right after sending)
         d["bytes"] = out.detach().to("cpu", copy=True).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
@@ -66,9 +106,10 @@ def digest(out, comparison: str) -> Dict[str, Any]:
 
 
 def tensor_of(d: Dict[str, Any]):
-    """The CPU ``torch.Tensor`` a :func:`digest` carries as ``bytes`` (its shape and dtype)."""
+    """The CPU ``torch.Tensor`` a :func:`digest` carries as ``bytes`` (its shape and dtype; a
+    ``sampled`` digest's 1-D sample)."""
     import torch
 
     dtype = getattr(torch, d["dtype"].removeprefix("torch."))
     flat = torch.frombuffer(bytearray(d["bytes"]), dtype=torch.uint8) if d["bytes"] else torch.empty(0, dtype=torch.uint8)
-    return flat.view(dtype).reshape(d["shape"])
+    return flat.view(dtype) if d.get("sampled") else flat.view(dtype).reshape(d["shape"])
