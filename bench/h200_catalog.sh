@@ -11,6 +11,7 @@
 # task and dtype, issue 15's targets, the README lines, then every version's step), status.txt (rc and
 # seconds per task), gpu.txt, logs.tar.gz (one <task>.log each), runs.tar.gz (each run's
 # observations and run.json), total.txt.
+#   EXTRA='task.dtypes=[bfloat16]' bash bench/h200_catalog.sh   # more overrides for every task's run
 # Settings that keep a run short: 1 verification trial per shape (the protocol's other checks all
 # run), one timing repeat, do_bench 10 ms warm-up / 30 ms repetitions, no ncu profile. The ceilings
 # are measured once (cached in $KERNELSYNTH_CACHE) and shared by every task. A task stopped by its
@@ -35,7 +36,7 @@ for entry in $TASKS; do
   t0=$(date +%s)
   timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 exploration.trials=1 exploration.timing_repeats=1 \
     exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
-    hydra.run.dir="$RUNS/$t" > "$RUNS/logs/$t.log" 2>&1
+    hydra.run.dir="$RUNS/$t" ${EXTRA:-} > "$RUNS/logs/$t.log" 2>&1
   rc=$?
   echo "$t: rc=$rc $(( $(date +%s) - t0 )) s (limit $limit s)$([ $rc -eq 124 ] && echo ', stopped by the limit: partial')" \
     | tee -a "$OUT/status.txt"
