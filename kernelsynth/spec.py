@@ -572,8 +572,10 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     """The ``probes:`` list (VERIFICATION.md rule 24), normalised. Each entry is ``{scale: s}``
     (every float input, and with ``params: true`` every random parameter draw, times ``s``) or
     ``{shift: c}`` (each row of every float input plus its own offset in ``[c, 2c)``), with optional
-    ``atol``/``rtol`` factors of the tolerance (default 1) and a ``source`` saying why the
-    reference stays exact enough there. Only for ``allclose`` tasks (an ``exact`` task's special
+    ``atol``/``rtol`` factors of the tolerance (default 1), ``dtypes`` (the dtypes it runs in;
+    default every dtype: a shift that leaves no random bits in a narrow format, e.g. 1000 in
+    bfloat16 with its unit spacing of 4-8 there, makes a probe every honest kernel fails) and a
+    ``source`` saying why the reference stays exact enough there. Only for ``allclose`` tasks (an ``exact`` task's special
     values already probe its range, rule 8)."""
     if not isinstance(doc, list):
         c.fail("probes", "a list of {scale: s} or {shift: c} entries", doc)
@@ -582,7 +584,7 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     out = []
     for i, p in enumerate(doc):
         fld = f"probes[{i}]"
-        c.keys(p, fld, required=(), optional=("scale", "shift", "params", "atol", "rtol", "source"))
+        c.keys(p, fld, required=(), optional=("scale", "shift", "params", "atol", "rtol", "dtypes", "source"))
         kinds = [k for k in ("scale", "shift") if k in p]
         if len(kinds) != 1:
             c.fail(fld, "exactly one of scale: or shift:", p)
@@ -597,10 +599,19 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
                 c.fail(f"{fld}.{k}", "a positive factor of the tolerance", v)
         if not isinstance(p.get("params", False), bool) or (p.get("params") and kind != "scale"):
             c.fail(f"{fld}.params", "true or false (scale probes only)", p.get("params"))
+        dts = p.get("dtypes")
+        if dts is not None and (not isinstance(dts, list) or not dts or not all(isinstance(d, str) for d in dts)):
+            c.fail(f"{fld}.dtypes", "a non-empty list of dtype names", dts)
         out.append({"kind": kind, "value": float(value), "params": bool(p.get("params", False)),
                     "atol": float(p.get("atol", 1.0)), "rtol": float(p.get("rtol", 1.0)),
-                    "source": str(p.get("source", ""))})
+                    "source": str(p.get("source", "")), **({"dtypes": list(dts)} if dts else {})})
     return out
+
+
+def probes_for(probes: List[Dict[str, Any]], dtype: str) -> List[Dict[str, Any]]:
+    """The normalised ``probes`` (:func:`_probes`) that run at ``dtype``: those without
+    ``dtypes`` and those naming it."""
+    return [p for p in probes if "dtypes" not in p or dtype in p["dtypes"]]
 
 
 def _constraints(c: "_Checker", doc, dims) -> Dict[str, Dict[str, int]]:

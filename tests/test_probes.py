@@ -114,6 +114,26 @@ def test_probes_are_refused_on_an_exact_task(tmp_path):
         load_spec(p)
 
 
+def test_a_probe_runs_only_in_its_declared_dtypes(tmp_path):
+    # session 9 on the H200: layernorm's shift-1000 probe in bfloat16 left rows constant (unit
+    # spacing 4-8 there), and every honest ladder version failed it; it now runs in float32 only
+    import shutil
+
+    from kernelsynth.hardware import Hardware
+    from kernelsynth.stages.exploration import Exploration
+
+    spec = _spec("layernorm")
+    hw = Hardware(target="h200", device_name="NVIDIA H200", interpret=False)
+    jobs = [j for j in Exploration(trials=1).plan(spec, hw, cache_dir=tmp_path) if j.row["role"] == "candidate"]
+    kinds = {j.request.dtype: [p["kind"] for p in j.request.probes] for j in jobs}
+    assert kinds == {"float32": ["shift"], "bfloat16": []}
+    shutil.copytree(ROOT / "specs" / "layernorm", tmp_path / "ln")
+    p = tmp_path / "ln" / "spec.yaml"
+    p.write_text(p.read_text().replace("but eps\n    dtypes: [float32]", "but eps\n    dtypes: float32"))
+    with pytest.raises(SpecError, match=r"probes\[0\]\.dtypes"):
+        load_spec(p)
+
+
 # ------------------------------------------------------------------ item 2: accumulation slack
 def _layernorm_case(n=4099, rows=8):
     spec = _spec("layernorm")

@@ -34,7 +34,7 @@ from ..errors import UserError
 from ..tolerance import op_class
 from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
-from ..spec import TaskSpec, merge_reference_ops
+from ..spec import TaskSpec, merge_reference_ops, probes_for
 from ..screen import screen_source
 from ..shapes import JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, joint_shapes, large_dim_shapes, residue_shapes
 from ..store import ObservationStore, schema_mismatches
@@ -166,7 +166,7 @@ class Exploration:
                     fresh_worker=self.fresh_worker == "always" or e.role in ("external", "inductor"),
                     cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype),
                     data_movement=op_class(spec.category) == "data_movement",
-                    probes=[] if e.trusted else list(spec.probes), reduction=spec.reduction)
+                    probes=[] if e.trusted else probes_for(spec.probes, dtype), reduction=spec.reduction)
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,
