@@ -100,11 +100,13 @@ class Exploration:
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
              cache_dir: Optional[Path] = None, generated: Optional[Dict[str, Any]] = None) -> List[Job]:
-        """Every job of the run, in a stable order: dtype, then candidates (v0..vN; only v0 when
-        ``ladder`` is not among the sources), then the generated candidate of that dtype
+        """Every job of the run, in a stable order: dtype, then the baselines (eager,
+        torch.compile: first, so that a run stopped by a time limit has what its candidates are
+        compared with; on the H200 the catalog's runs stopped at 55-60 s lost torch.compile), then
+        candidates (v0..vN; only v0 when ``ladder`` is not among the sources), then the generated candidate of that dtype
         (``generated[dtype]``, a :class:`kernelsynth.inductor.GeneratedCandidate`; role and version
-        ``inductor``), then external candidates (``role="external"``, one job each, no tunables),
-        then baselines. ``cache_dir``: where workers cache compiled kernels (not part of the key)."""
+        ``inductor``), then external candidates (``role="external"``, one job each, no tunables).
+        ``cache_dir``: where workers cache compiled kernels (not part of the key)."""
         timed = not hw.interpret and spec.timing_shape is not None
         listed = spec.interpret_shapes if hw.interpret else spec.verify_shapes
         # on the interpreter one fresh random shape gives its place to the joint shape (same count)
@@ -147,9 +149,8 @@ class Exploration:
                 entries.append(CandidateRef("inductor", inductor.VERSION, gen.name, gen.backend, str(gen.file)))
             for ext in external or []:
                 entries.append(CandidateRef("external", ext.name, ext.name, "external", str(ext.file)))
-            if self.baselines and timed:
-                for b in spec.baselines:
-                    entries.append(CandidateRef("baseline", b, b, "torch", None))
+            if self.baselines and timed:  # first: a run stopped early still has its points of comparison
+                entries[:0] = [CandidateRef("baseline", b, b, "torch", None) for b in spec.baselines]
             for e in entries:
                 # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md rule 12); not
                 # for the trusted baselines: torch.compile(dynamic=False) recompiles per shape and
