@@ -33,7 +33,8 @@ from .loading import import_file
 from .verify.precision import HonestReferences, trial_sums
 from .verify.transport import audit_view
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
-                     apply_rolling, check_integrity, check_no_new_threads, compare, digest, guard_also,
+                     apply_rolling, check_integrity, check_no_new_threads, check_outputs_released, compare, digest,
+                     guard_also, reset_returned,
                      integrity_snapshot, plan_rolling,
                      install_watch, kernel_census, library_calls, profiled_library_calls, profiled_ops,
                      parse_audit_key, plan_changes, probe_perturb, probe_tolerance, process_fingerprint,
@@ -261,6 +262,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand.trusted  # torch.compile may install hooks of its own
     install_watch()  # the census's counters: thread starts, host doors, Triton launches (rule 14)
+    reset_returned()  # the outputs of this job's verified calls, which the candidate must not keep (rule 10)
     backend = None if trusted else load_backend(p.backend_source)  # trusted code, loaded before the guard
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
@@ -343,6 +345,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             out.max_rel_err = max(out.max_rel_err, big.max_rel_err)
             reports.append(big)
             _settle(reports, policy)
+            _released(reports, trusted)
             out.verify_s = time.perf_counter() - started
             started = time.perf_counter()
             is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
@@ -351,6 +354,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             out.timing_s = time.perf_counter() - started
         else:
             _settle(reports, policy)
+            _released(reports, trusted)
             if census is not None:  # one call under torch.profiler (the GPU's runs with the kernel census)
                 _profiled_call(models_for, ref_mod, p, policy, profiled, rep.out_dtype)
         out.update(_precision_columns(reports))
@@ -424,6 +428,16 @@ def _settle(reports, policy: VerifyPolicy) -> None:
     retained = [r for rep in reports for r in rep.retained]
     threads = policy.threads_before if policy.check_threads else None
     recheck_after_settling(retained, policy.comparison, policy.tol, policy.device, threads, policy.settle_s)
+
+
+def _released(reports, trusted: bool) -> None:
+    """Let go of every output the reports retained and require that the candidate kept none of
+    the outputs its verified calls returned (:func:`~kernelsynth.verify.poison.check_outputs_released`,
+    VERIFICATION.md rule 10; not for trusted baselines)."""
+    for rep in reports:
+        rep.retained = []
+    if not trusted:
+        check_outputs_released()
 
 
 def _precision_columns(reports) -> Dict[str, Any]:

@@ -5,7 +5,8 @@ writes cannot look right. Runs in a worker."""
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Optional, Sequence
+import gc
+from typing import Callable, List, Optional, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -92,4 +93,54 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
         if started():
             raise VerificationFailure(f"{started()} thread(s) started during the call: work in another thread is "
                                       "hidden from the census (threads are not allowed, VERIFICATION.md rule 11)")
+    if poison_empty:  # untrusted: its output's storage must be released when the harness lets go of it
+        note_returned(out)
     return out
+
+
+# ------------------------------------------------------------- outputs kept by the candidate (rule 10)
+#: The storage weak-reference primitives, bound before any candidate is imported (a candidate that
+#: rebinds ``torch.UntypedStorage._expired`` does not blind the check below).
+_WEAK_REF, _EXPIRED, _FREE_WEAK_REF = (torch.UntypedStorage._weak_ref, torch.UntypedStorage._expired,
+                                       torch.UntypedStorage._free_weak_ref)
+#: Weak references (storage handles) to the outputs of the verified calls since :func:`reset_returned`.
+_RETURNED: List[int] = []
+
+
+def note_returned(out) -> None:
+    """Remember a weak reference to the storage of ``out`` (a verified call's output; other types
+    are ignored) for :func:`check_outputs_released`."""
+    if type(out) is torch.Tensor:
+        _RETURNED.append(_WEAK_REF(torch._C.TensorBase.untyped_storage(out)))
+
+
+def reset_returned() -> None:
+    """Forget the weak references :func:`note_returned` took (the start of a job)."""
+    for handle in _RETURNED:
+        _FREE_WEAK_REF(handle)
+    _RETURNED.clear()
+
+
+def check_outputs_released() -> int:
+    """After the harness has let go of every output of its verified calls (no report, snapshot or
+    local holds one), each output's storage must be gone: the candidate returned it and kept no
+    reference. A storage still alive -- one of a ring of output buffers, a static output, a view of
+    a persistent workspace -- is memory the candidate can write on a later call, changing an output
+    its caller kept (tests/adversarial/redteam_s8 fo1: a ring of 32 buffers per shape, which rule
+    10's comparison with the previous output never sees wrap). Collects cyclic garbage once before
+    judging. Returns the number of outputs checked; raises VerificationFailure (rule 10) and
+    forgets the references either way."""
+    try:
+        alive = [h for h in _RETURNED if not _EXPIRED(h)]
+        if alive:
+            gc.collect()
+            alive = [h for h in alive if not _EXPIRED(h)]
+        if alive:
+            raise VerificationFailure(
+                f"the candidate kept {len(alive)} of the {len(_RETURNED)} outputs it returned: their storage is "
+                "still alive after the harness released them (a ring of output buffers, a static output or a view "
+                "of a persistent buffer: a later call can overwrite an output its caller kept; outputs must be "
+                "fresh tensors the candidate does not hold, VERIFICATION.md rule 10)")
+        return len(_RETURNED)
+    finally:
+        reset_returned()
