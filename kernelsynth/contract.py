@@ -94,7 +94,10 @@ class JobRequest:
     data movement (a copy of an input is then a library call, VERIFICATION.md rule 14).
     ``probes``: the spec's input-range probes (normalised ``probes:`` entries, VERIFICATION.md rule
     24; empty for baselines and ``exact`` tasks); ``reduction``: the spec's reduction-length
-    formula of the dims (rule 23's accumulation slack; None: the largest dim)."""
+    formula of the dims (rule 23's accumulation slack; None: the largest dim). ``timed_fresh``:
+    whether every timed call gets freshly drawn inputs (VERIFICATION.md rule 15; the spec's work
+    at the timing shape is compute-bound: :func:`kernelsynth.contract.timed_fresh`; None: the
+    worker decides by the inputs' bytes)."""
 
     reference: str
     candidate: CandidateRef
@@ -123,6 +126,7 @@ class JobRequest:
     data_movement: bool = False
     probes: List[Dict[str, Any]] = field(default_factory=list)
     reduction: Optional[str] = None
+    timed_fresh: Optional[bool] = None
 
     @property
     def tol(self) -> Optional[Dict[str, float]]:
@@ -139,6 +143,24 @@ class JobRequest:
         from .store import content_key
 
         return content_key(**parts, **context)
+
+
+#: Arithmetic intensity (FLOPs per compulsory byte, the spec's ``work`` at the timing shape) from
+#: which the timed calls get fresh inputs (VERIFICATION.md rule 15): above every GPU's float32
+#: ridge point (H200: about 67 TFLOP/s over 4.8 TB/s, 14 FLOP/B), where recomputing only what
+#: changed can beat the work's own time; the catalog's tasks are at most 4.5 (depthwise conv) or at
+#: least 380 (conv_relu_maxpool, matmul, attention).
+FRESH_TIMED_INTENSITY = 16.0
+
+
+def timed_fresh(work: Dict[str, Any]) -> Optional[bool]:
+    """Whether the timed calls of a task whose work at the timing shape is ``work`` (``{"flops",
+    "bytes"}`` of :meth:`kernelsynth.spec.TaskSpec.work_model`) get fresh inputs: intensity at least
+    :data:`FRESH_TIMED_INTENSITY`; None when the spec gives no work (the worker decides by bytes)."""
+    flops, nbytes = work.get("flops"), work.get("bytes")
+    if not flops or not nbytes:
+        return None
+    return flops >= FRESH_TIMED_INTENSITY * nbytes
 
 
 #: Request fields that do not change what is measured, so not part of :meth:`JobRequest.key`.

@@ -516,6 +516,11 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     return {"references": refs, "reference_ops": ops}
 
 
+#: With no work model in the spec (``JobRequest.timed_fresh`` None), the timed calls get fresh
+#: inputs when the timing shape's inputs take at most this many bytes (VERIFICATION.md rule 15).
+FRESH_TIMED_BYTES = 256 << 20
+
+
 def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None,
           out_dtype=None, profiled: Optional[set] = None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
@@ -525,7 +530,13 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     are changed in place (:func:`kernelsynth.verify.inputs.plan_changes`, drawn before timing),
     and before every timed call one element of every input gets a new value
     (:func:`kernelsynth.verify.inputs.plan_rolling`): no two timed calls see the same input, so an
-    answer memoised on the whole input is never a hit. These writes run before the L2 clear,
+    answer memoised on the whole input is never a hit. With ``p.timed_fresh`` (a compute-bound
+    task: :func:`kernelsynth.contract.timed_fresh`; None: inputs of at most
+    :data:`FRESH_TIMED_BYTES`) every timed call instead gets a fresh draw of ``get_inputs`` copied
+    into its input tensors, so a candidate that keeps state across calls and recomputes only what
+    changed (tests/adversarial/redteam_s8 mm1: one row and one or two columns per rolling change)
+    has to redo the whole work: the draw and the copy (about 3x the input bytes of memory traffic)
+    replace the rolling write, outside the timed region, before the L2 clear. These writes run before the L2 clear,
     outside the timed region (:func:`kernelsynth.timing.bench`). The probe's and the last call's
     outputs must follow them, each against the reference of the input it was given (VERIFICATION.md
     rules 10 and 15).
@@ -544,13 +555,22 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     rolling = plan_rolling(inputs, gen)
     last, probe = [None], {"n": 0, "at": 3 + trial_seed(p.seed, "timed-probe") % 40, "out": None, "state": None}
     step = [0]
+    fresh = p.timed_fresh
+    if fresh is None:  # no work model in the spec: fresh inputs when they are cheap to draw
+        fresh = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)) <= FRESH_TIMED_BYTES
 
     def before():  # untimed: every call sees a new input (rule 15); the probe's also the changes
+        if fresh:  # a new draw, copied into the tensors the candidate is given; the draw is the harness's copy
+            shadow[:] = list(ref_mod.get_inputs(p.timing_shape, dtype, device, gen))
+            for x, f in zip(inputs, shadow):
+                if isinstance(x, torch.Tensor):
+                    x.data.copy_(f)  # through .data, as every change: no version bump
         if probe["n"] + 1 == probe["at"]:
             apply_changes(inputs, changes)
             apply_changes(shadow, changes)
-        apply_rolling(inputs, rolling, step[0])
-        apply_rolling(shadow, rolling, step[0])
+        if not fresh:
+            apply_rolling(inputs, rolling, step[0])
+            apply_rolling(shadow, rolling, step[0])
         step[0] += 1
         if probe["n"] + 1 == probe["at"]:
             probe["state"] = [x.clone() for x in shadow]

@@ -27,7 +27,8 @@ from ..audit import audit_problem  # no torch at import; a call imports it (CPU 
 from ..cache import CompileCache
 from ..ceilings import correct as correct_ceilings, derive
 from ..config import ExplorationConfig as _D  # the defaults, written once
-from ..contract import CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns
+from ..contract import (CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns,
+                        timed_fresh)
 from ..devices import Device, device_report, distinct, parent_visible_devices, parse_workers, plan_slots
 from ..hardware import Hardware, apply_ceilings, ceiling_lines, ceilings_entry
 from ..errors import UserError
@@ -167,7 +168,8 @@ class Exploration:
                     fresh_worker=self.fresh_worker == "always" or e.role in ("external", "inductor"),
                     cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype),
                     data_movement=op_class(spec.category) == "data_movement",
-                    probes=[] if e.trusted else probes_for(spec.probes, dtype), reduction=spec.reduction)
+                    probes=[] if e.trusted else probes_for(spec.probes, dtype), reduction=spec.reduction,
+                    timed_fresh=timed_fresh(work) if timed else None)
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,

@@ -228,6 +228,68 @@ def plan_permutation(inputs, gen: torch.Generator):
     return changes
 
 
+#: The one-dim factors of :func:`plan_exchange`'s block pattern, by the length it takes on a dim:
+#: ``(1, -1, -1, 1)`` has zero sum and zero first moment (``0 - 1 - 2 + 3``), ``(1, -1)`` zero sum.
+EXCHANGE_FACTORS = {4: (1.0, -1.0, -1.0, 1.0), 2: (1.0, -1.0), 1: (1.0,)}
+#: At most this many dims carry a factor longer than one (a block of at most 4^4 = 256 elements).
+EXCHANGE_DIMS = 4
+
+
+def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
+    """A staleness change that keeps the **low moments of every line** of the input and its
+    values (VERIFICATION.md rule 10; tests/adversarial/redteam_s8 mm1, an incremental memo that
+    keeps per-row and per-column checksums ``(sum_k x_k, sum_k (k+1) x_k)`` and recomputes only
+    the lines whose checksum moved). For one tensor input (number ``which`` mod their count, as
+    :func:`plan_last`; the first without ``which``) a block at a seeded place gets, along each dim
+    (at most :data:`EXCHANGE_DIMS` of them), the factor ``(1, -1, -1, 1)`` (a dim of 4 or more),
+    ``(1, -1)`` (2 or 3) or ``(1,)``; their product ``P`` is +-1. The block first holds ``a``
+    where ``P = 1`` and ``b`` where ``P = -1`` (the *plant*, written with the full overwrite before
+    it, rule 10's first change), then ``a`` and ``b`` trade places. The change ``(b - a) P`` is
+    exact and has, along every dim of length 4 or more, zero sum and zero position-weighted sum on
+    every line -- so does every flat-index-weighted sum -- and the tensor keeps its values
+    (sums of any function of them, sorted values, histogram). ``a`` and ``b`` are the tensor's own
+    values near its 25th and 75th percentiles (of 1024 seeded samples; its minimum and maximum when
+    those agree), so extrema, their positions and an integer input's domain are kept too.
+
+    Returns ``(plant, exchange)``, each in :func:`plan_changes`' form (``[]`` when no tensor
+    input has two distinct values or two elements)."""
+    tensors = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 1]
+    if not tensors:
+        return [], []
+    i = tensors[(which or 0) % len(tensors)]
+    x = inputs[i]
+    dev, flat = x.device, x.reshape(-1)
+    lengths = [1] * x.dim()
+    for d in [d for d in range(x.dim()) if x.shape[d] >= 2][-EXCHANGE_DIMS:]:
+        lengths[d] = 4 if x.shape[d] >= 4 else 2
+    starts = [int(torch.randint(0, n - k + 1, (1,), generator=gen, device=dev).item())
+              for n, k in zip(x.shape, lengths)]
+    idx = torch.zeros((), dtype=torch.long, device=dev)
+    pattern = torch.ones((), dtype=torch.float64, device=dev)
+    stride = 1
+    for d in reversed(range(x.dim())):  # logical row-major flat indices (apply_changes' order)
+        ar = torch.arange(starts[d], starts[d] + lengths[d], device=dev)
+        idx = (ar.view((-1,) + (1,) * idx.dim()) * stride + idx)
+        pattern = torch.tensor(EXCHANGE_FACTORS[lengths[d]], dtype=torch.float64, device=dev).view(
+            (-1,) + (1,) * pattern.dim()) * pattern
+        stride *= x.shape[d]
+    idx, pos = idx.reshape(-1), pattern.reshape(-1) > 0
+    sample = flat[torch.randint(0, flat.numel(), (1024,), generator=gen, device=dev)]
+    if x.is_floating_point():
+        sample = sample[torch.isfinite(sample)]
+    if sample.numel() == 0:
+        return [], []
+    ordered = sample.sort().values
+    a, b = ordered[ordered.numel() // 4], ordered[(3 * ordered.numel()) // 4]
+    if bool(a == b):
+        a, b = ordered[0], ordered[-1]
+    if bool(a == b):
+        return [], []
+    ones = torch.ones(idx.numel(), dtype=x.dtype, device=dev)
+    first, second = torch.where(pos, a * ones, b * ones), torch.where(pos, b * ones, a * ones)
+    return [(i, idx, first)], [(i, idx, second)]
+
+
 #: Positions and values of :func:`plan_rolling` per input: coprime cycle lengths, so the input's
 #: state (the last value written at each position) does not repeat within 64 x 8191 calls.
 ROLLING_POSITIONS, ROLLING_VALUES = 64, 8191

@@ -13,7 +13,8 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import (NUDGE_RTOLS, apply_changes, plan_changes, plan_last, plan_nudge, plan_permutation, probe_tolerance, shape_label,
+from .inputs import (NUDGE_RTOLS, apply_changes, plan_changes, plan_exchange, plan_last, plan_nudge, plan_permutation,
+                     probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
 from .precision import HonestReferences, PrecisionMeter, accumulation_slack
@@ -104,7 +105,12 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     ``probes:``): every trial's inputs are trial 0's transformed by
     :func:`~kernelsynth.verify.inputs.apply_probe`, compared with the reference on them under the
     tolerance times the probe's factors (:func:`~kernelsynth.verify.inputs.probe_tolerance`) and
-    held to the precision rule with the accumulation slack times its rtol factor."""
+    held to the precision rule with the accumulation slack times its rtol factor. On every second
+    shape (even index) the probe's module is first called on trial 0's untransformed inputs (its
+    output compared too, under the probe's tolerance), so the probe is a *later* call of a module
+    that has seen ordinary inputs: a candidate that calibrates a lower precision on its first call
+    (float16 scales from the first inputs' amax: tests/adversarial/redteam_s8 mc1) meets inputs
+    2^17 times larger than those it calibrated on."""
     report = VerificationReport()
     threads_before = None
     if policy.check_threads:
@@ -122,6 +128,17 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
         for t in range(trials):
             if models_for is not None:
                 candidate, ref_model = models_for(shape, group, si, t)
+            warm = None
+            if probe and si % 2 == 0:  # the probe as a later call: the module first sees ordinary inputs
+                plain, _ = trial_inputs(get_inputs, shape, si, t, policy.seed, policy.dtype, device, False)
+                plain_copy = [x.clone() for x in plain]
+                try:
+                    warm = (call_poisoned(candidate, plain, device, policy.poison_empty, threads_before, policy.census),
+                            run_reference(ref_model, plain_copy, comparison, policy.dtype))
+                except VerificationFailure as e:
+                    raise VerificationFailure(f"shape {label}, trial {t} (the call on ordinary inputs before the "
+                                              f"input-range probe): {e}") from None
+                del plain, plain_copy
             inputs, gen = trial_inputs(get_inputs, shape, si, t, policy.seed, policy.dtype, device, special_values,
                                        probe)
             pristine = [x.clone() for x in inputs]
@@ -137,6 +154,12 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 terms = honest.terms(ref_model, pristine, ref) if honest is not None else {"dtype": ref.dtype}
                 report.out_dtype = terms["dtype"]
                 errs = compare(out, ref, comparison, tol, terms["dtype"])
+                if warm is not None:
+                    try:
+                        compare(warm[0], warm[1], comparison, tol, terms["dtype"])
+                    except VerificationFailure as e:
+                        raise VerificationFailure(f"the call on ordinary inputs before the probe: {e}") from None
+                    warm = None
                 meter.add(out, ref, terms, slack=policy.slack(shape, slack_factor))
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
@@ -240,6 +263,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     for x, f in zip(inputs, fresh):
         if isinstance(x, torch.Tensor):
             x.copy_(f)
+    plant, exchange = plan_exchange(inputs, gen, which) if last_only else ([], [])
+    apply_changes(inputs, plant)  # part of the overwrite: the block step 4 exchanges
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     try:
@@ -249,14 +274,19 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     check_earlier_output((out, first), out2)
     latest = out2
     n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
+    alone = f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""
+    steps = ([(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping every "
+              "line's sum and position-weighted sum and the tensor's values (a memo on low moments of rows or "
+              "columns)" + (f" (input {exchange[0][0]}, the others unchanged)" if len(inputs) > 1 else "")),
+              ] if exchange else []) + [
+             (lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone)] \
+        if last_only else \
+        [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
+          "after one element and a small region of the input changed in place"),
+         (lambda: plan_permutation(inputs, gen),
+          "after values of the input were moved in place (a region rotated, two elements swapped: same sums)")]
     for changes, what in (
-            (lambda: plan_last(inputs, which), "after the last element of the input alone changed in place"
-             + (f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""))
-            if last_only else
-            (lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
-             "after one element and a small region of the input changed in place"),
-            (lambda: plan_permutation(inputs, gen),
-             "after values of the input were moved in place (a region rotated, two elements swapped: same sums)"),
+            *steps,
             *([(lambda: plan_nudge(inputs, tol),
                 f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
                 "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
