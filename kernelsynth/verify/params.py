@@ -7,8 +7,8 @@ Every trial builds both modules after ``torch.manual_seed(param_seed(...))``
 the shapes, the class, the constructor arguments -- is stale on the next trial. Trials 1 and 2 of
 each listed shape reuse trial 0's seed and build both modules under :class:`PerturbDraws`: the
 parameters are trial 0's except for a small change of the first tensor the constructor fills at
-random (the weight of a layer). Trial 1 swaps two elements (``"swap"``: the sums, the maximum and the sorted values of
-every tensor stay as they were) and gets trial 0's inputs too
+random (the weight of a layer). Trial 1 swaps two interior elements (``"swap"``: the sums, the
+extrema, their positions and the sorted values of every tensor stay as they were) and gets trial 0's inputs too
 (:func:`kernelsynth.verify.inputs.trial_inputs`), so an output memo keyed on the input alone
 hands back trial 0's answer; trial 2 moves one element to a value strictly inside the tensor's
 range (``"inside"``: the maximum stays). A cache keyed on sums, extrema or a few sampled weights
@@ -79,9 +79,12 @@ class PerturbDraws(TorchDispatchMode):
     candidate prepares) at a position drawn from ``seed``; the other draws stay as drawn, so a
     fingerprint over several tensors (weight samples and bias ends) still matches on them:
 
-    * ``kind="swap"``: the element at a drawn position trades places with the element whose
-      value is farthest from it (a permutation: sums, sums of squares, the maximum and the sorted
-      values of the tensor are unchanged, the module's output is not);
+    * ``kind="swap"``: an element at a drawn position strictly inside the tensor's range trades
+      places with the interior element whose value is farthest from it (a permutation: sums, sums
+      of squares, the sorted values, the minimum, the maximum and their positions are unchanged,
+      the module's output is not; redteam_s8 lk1 keyed prepared parameters on exactly those five
+      numbers per tensor and met the old swap, whose far end was an extremum); with fewer than two
+      interior values, the element whose value is farthest from the drawn one;
     * ``kind="inside"``: the element at a drawn position becomes ``-x/2`` (``max|t|/2`` for a
       zero): a new value strictly inside ``(-max|t|, max|t|)``, so the maximum stays;
     * ``kind="rest"``: the first tensor stays as drawn and every later one (the bias) gets the
@@ -110,7 +113,19 @@ class PerturbDraws(TorchDispatchMode):
                 i = rng.randrange(out.numel())
                 x = float(flat[i])
                 if self.kind == "swap":
-                    j = int((flat.double() - x).abs().argmax())
+                    # both ends interior (strictly between the minimum and the maximum), so the
+                    # extrema and their positions stay too (redteam_s8 lk1: prepared parameters keyed
+                    # on sum, argmax, argmin, max and min); the drawn position is moved into the interior
+                    v = flat.double()
+                    inside = (v > v.min()) & (v < v.max())
+                    if int(inside.sum()) >= 2:
+                        where = inside.nonzero().view(-1)
+                        i = int(where[rng.randrange(where.numel())])
+                        x = float(flat[i])
+                        dist = torch.where(inside, (v - x).abs(), torch.full_like(v, -1.0))
+                    else:  # fewer than two interior values: the most distant one
+                        dist = (v - x).abs()
+                    j = int(dist.argmax())
                     if j != i:
                         y = float(flat[j])
                         flat[i], flat[j] = y, x
