@@ -30,6 +30,7 @@ from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
+from .screen import host_access
 from .verify.precision import HonestReferences, trial_sums
 from .verify.transport import audit_view
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
@@ -363,6 +364,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     if out.verify_s is None:
         out.verify_s = time.perf_counter() - started
     if census is not None:  # which operators did the verified calls dispatch? (VERIFICATION.md rule 14)
+        if cand.file and str(cand.file).endswith(".py"):  # raw-memory doors the census cannot count
+            census.update(host_access(Path(cand.file).read_text(errors="replace")))
         ops = sorted(census)
         out.aten_ops = ",".join(ops)
         out.reference_ops_used = ",".join(o for o in ops if o in set(p.reference_ops or [])) or None

@@ -48,3 +48,42 @@ def screen_source(source: str) -> List[str]:
         elif isinstance(node, ast.Name) and node.id == "__import__":
             found.append(f"line {node.lineno}: uses __import__")
     return found
+
+
+#: Names through which Python code reads or writes memory at a raw address, or wraps a buffer,
+#: without a torch door the census can count (VERIFICATION.md rule 14): numpy's array interfaces
+#: (an object whose ``__array_interface__`` names ``tensor.data_ptr()`` is read by any numpy call,
+#: tests/adversarial/redteam_s8 xent cf1), ``numpy.ctypeslib``, ``frombuffer``, ctypes' address
+#: constructors.
+HOST_ACCESS_NAMES = frozenset({"__array_interface__", "__array_struct__", "__cuda_array_interface__", "ctypeslib",
+                               "frombuffer", "from_address", "from_buffer", "from_buffer_copy", "string_at",
+                               "PyMemoryView_FromMemory"})
+
+
+def host_access(source: str) -> List[str]:
+    """The census labels (``host:<name>``, sorted) of the raw-memory doors of
+    :data:`HOST_ACCESS_NAMES` that ``source`` names -- as an attribute, a name, an imported name or
+    a string constant equal to one (a dict key ``"__array_interface__"``). Unlike
+    :func:`screen_source` these are not refused: the worker adds them to the candidate's
+    ``library_calls`` (host arithmetic is not a kernel of its own, rule 14), whatever
+    ``exploration.screen_sources`` says. A tripwire by names like the screen: a name built at run
+    time passes it. Source that does not parse gives none (its import fails anyway)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.alias):
+            name = node.name.split(".")[-1]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        else:
+            continue
+        if name in HOST_ACCESS_NAMES:
+            found.add(f"host:{name}")
+    return sorted(found)

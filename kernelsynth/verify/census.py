@@ -272,8 +272,11 @@ def install_watch() -> None:
     * the host doors of :class:`Census` (``torch.Tensor`` methods and ``torch`` functions);
     * Triton launches: ``JITFunction.run`` (a GPU launch, counted under the function's name, for
       the identity check of :func:`kernel_census`) and the interpreter's ``GridExecutor``;
-      inside them and inside ``Autotuner.run``/``Heuristics.run``, host doors and copies are
-      Triton's own (autotuning's timer, its argument copies) and are not recorded.
+      inside them and inside ``Autotuner._bench`` (the benchmarking of the configs), host doors
+      and copies are Triton's own (autotuning's timer, the interpreter's argument copies) and are
+      not recorded -- except inside a callable grid, which is the candidate's code and runs with
+      the exemption lifted (tests/adversarial/redteam_s8 conv cf1: the whole convolution in numpy
+      inside the grid callable of a trivial launch).
 
     Each wrapper only counts and calls the original. The ``_thread``/``threading`` modules and
     ``JITFunction`` are guarded namespaces (:data:`kernelsynth.verify.guard.GUARDED`)."""
@@ -352,8 +355,20 @@ def install_watch() -> None:
     def counted(name):
         _STATE["launches"][name] = _STATE["launches"].get(name, 0) + 1
 
+    def outside(fn):  # the candidate's own code called from inside a launch (a grid callable): counted
+        def call(*a, **k):
+            depth, _STATE["in_launch"] = _STATE["in_launch"], 0
+            try:
+                return fn(*a, **k)
+            finally:
+                _STATE["in_launch"] = depth
+        call._kernelsynth_outside = True
+        return call
+
     def run(original):
         def launch(self, *a, **k):
+            if callable(k.get("grid")) and not getattr(k["grid"], "_kernelsynth_outside", False):
+                k["grid"] = outside(k["grid"])  # redteam_s8 conv cf1: numpy inside the grid callable
             kernel = inside_launch(original, self, a, k)
             if not k.get("warmup"):  # the function's name: the kernel Triton compiles is named after it
                 counted(getattr(self, "__name__", None) or getattr(kernel, "name", "?"))
@@ -371,8 +386,10 @@ def install_watch() -> None:
     except ImportError:
         pass
     else:
-        _wrap(Autotuner, "run", inside)
-        _wrap(Heuristics, "run", inside)
+        # only the benchmarking of the configs (do_bench's tolist, restore_value's copies) is
+        # Triton's own; the candidate's early_config_prune, perf_model, heuristics functions and
+        # the chosen config's pre_hook run outside the exemption
+        _wrap(Autotuner, "_bench", inside)
     try:
         from triton.runtime.interpreter import GridExecutor
     except ImportError:
@@ -380,6 +397,8 @@ def install_watch() -> None:
 
     def grid_call(original):
         def call(self, *a, **k):
+            if callable(self.grid) and not getattr(self.grid, "_kernelsynth_outside", False):
+                self.grid = outside(self.grid)
             try:
                 return inside_launch(original, self, a, k)
             finally:
