@@ -158,7 +158,7 @@ def timed_fresh(work: Dict[str, Any]) -> Optional[bool]:
     "bytes"}`` of :meth:`kernelsynth.spec.TaskSpec.work_model`) get fresh inputs: intensity at least
     :data:`FRESH_TIMED_INTENSITY`; None when the spec gives no work (the worker decides by bytes)."""
     flops, nbytes = work.get("flops"), work.get("bytes")
-    if not flops or not nbytes:
+    if flops is None or not nbytes:
         return None
     return flops >= FRESH_TIMED_INTENSITY * nbytes
 

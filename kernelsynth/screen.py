@@ -80,6 +80,11 @@ def host_access(source: str) -> List[str]:
             name = node.id
         elif isinstance(node, ast.alias):
             name = node.name.split(".")[-1]
+        elif isinstance(node, (ast.ImportFrom, ast.Import)):  # import numpy.ctypeslib, from numpy.ctypeslib import ...
+            parts = [p for a in getattr(node, "names", []) for p in a.name.split(".")] + (node.module or "").split(".") \
+                if isinstance(node, ast.ImportFrom) else [p for a in node.names for p in a.name.split(".")]
+            found.update(f"host:{p}" for p in parts if p in HOST_ACCESS_NAMES)
+            continue
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             name = node.value
         else:
