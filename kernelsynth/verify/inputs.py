@@ -240,7 +240,8 @@ def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
     values (VERIFICATION.md rule 10; tests/adversarial/redteam_s8 mm1, an incremental memo that
     keeps per-row and per-column checksums ``(sum_k x_k, sum_k (k+1) x_k)`` and recomputes only
     the lines whose checksum moved). For one tensor input (number ``which`` mod their count, as
-    :func:`plan_last`; the first without ``which``) a block at a seeded place gets, along each dim
+    :func:`plan_last`; the first without ``which``; nothing when that one has a single element) a
+    block at a seeded place gets, along each dim
     (at most :data:`EXCHANGE_DIMS` of them), the factor ``(1, -1, -1, 1)`` (a dim of 4 or more),
     ``(1, -1)`` (2 or 3) or ``(1,)``; their product ``P`` is +-1. The block first holds ``a``
     where ``P = 1`` and ``b`` where ``P = -1`` (the *plant*, written with the full overwrite before
@@ -253,8 +254,8 @@ def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
 
     Returns ``(plant, exchange)``, each in :func:`plan_changes`' form (``[]`` when no tensor
     input has two distinct values or two elements)."""
-    tensors = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 1]
-    if not tensors:
+    tensors = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 0]
+    if not tensors or inputs[tensors[(which or 0) % len(tensors)]].numel() < 2:
         return [], []
     i = tensors[(which or 0) % len(tensors)]
     x = inputs[i]

@@ -235,7 +235,12 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        meets a change of one it ignores.
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
-       answer memoised on sums or other symmetric fingerprints of the input).
+       answer memoised on sums or other symmetric fingerprints of the input). With ``last_only``
+       this step is instead, before step 3, a block of input ``which`` exchanged
+       (:func:`~kernelsynth.verify.inputs.plan_exchange`: the block planted by the overwrite of
+       step 2; every line's sum and position-weighted sum, the values and the extrema unchanged):
+       no answer memoised, or recomputed incrementally, on low moments of rows or columns
+       (tests/adversarial/redteam_s8 mm1).
     5. ``allclose`` only, with ``nudge`` (:func:`verify` sets it on every second listed shape, the
        even shape indices, where ``last_only`` is off): then every float input scaled by ``1 + 4 rtol``
        (:func:`~kernelsynth.verify.inputs.plan_nudge`: a change at the tolerance's scale) and
@@ -277,7 +282,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     alone = f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""
     steps = ([(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping every "
               "line's sum and position-weighted sum and the tensor's values (a memo on low moments of rows or "
-              "columns)" + (f" (input {exchange[0][0]}, the others unchanged)" if len(inputs) > 1 else "")),
+              "columns)" + alone),
               ] if exchange else []) + [
              (lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone)] \
         if last_only else \
