@@ -243,7 +243,9 @@ def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
     :func:`plan_last`; the first without ``which``; nothing when that one has a single element) a
     block at a seeded place gets, along each dim
     (at most :data:`EXCHANGE_DIMS` of them), the factor ``(1, -1, -1, 1)`` (a dim of 4 or more),
-    ``(1, -1)`` (2 or 3) or ``(1,)``; their product ``P`` is +-1. The block first holds ``a``
+    ``(1, -1)`` (2 or 3) or ``(1,)``; their product ``P`` is +-1; the block never holds the tensor's
+    last element (rule 10's last-element step comes between the plant and the exchange; nothing
+    when the block would fill the tensor). The block first holds ``a``
     where ``P = 1`` and ``b`` where ``P = -1`` (the *plant*, written with the full overwrite before
     it, rule 10's first change), then ``a`` and ``b`` trade places. The change ``(b - a) P`` is
     exact and has, along every dim of length 4 or more, zero sum and zero position-weighted sum on
@@ -265,6 +267,11 @@ def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
         lengths[d] = 4 if x.shape[d] >= 4 else 2
     starts = [int(torch.randint(0, n - k + 1, (1,), generator=gen, device=dev).item())
               for n, k in zip(x.shape, lengths)]
+    if all(st + k == n for st, k, n in zip(starts, lengths, x.shape)):  # keep the last element out of the
+        room = [d for d in range(x.dim()) if x.shape[d] > lengths[d]]   # block: the last-element step
+        if not room:                                                    # runs between plant and exchange
+            return [], []
+        starts[room[-1]] -= 1
     idx = torch.zeros((), dtype=torch.long, device=dev)
     pattern = torch.ones((), dtype=torch.float64, device=dev)
     stride = 1

@@ -236,7 +236,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
        answer memoised on sums or other symmetric fingerprints of the input). With ``last_only``
-       this step is instead, before step 3, a block of input ``which`` exchanged
+       this step is instead a block of input ``which`` exchanged
        (:func:`~kernelsynth.verify.inputs.plan_exchange`: the block planted by the overwrite of
        step 2; every line's sum and position-weighted sum, the values and the extrema unchanged):
        no answer memoised, or recomputed incrementally, on low moments of rows or columns
@@ -280,11 +280,10 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     latest = out2
     n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
     alone = f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""
-    steps = ([(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping every "
-              "line's sum and position-weighted sum and the tensor's values (a memo on low moments of rows or "
-              "columns)" + alone),
-              ] if exchange else []) + [
-             (lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone)] \
+    steps = [(lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone)
+             ] + ([(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
+                    "every line's sum and position-weighted sum and the tensor's values (a memo on low moments of "
+                    "rows or columns)" + alone)] if exchange else []) \
         if last_only else \
         [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
           "after one element and a small region of the input changed in place"),
