@@ -201,13 +201,13 @@ def _place(model, device: torch.device, dtype: torch.dtype):
 
 def _constructing(seed: int, perturb):
     """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
-    perturbation ``perturb`` of VERIFICATION.md rule 21 (``"swap"``/``"inside"``/``"rest"``:
-    :class:`kernelsynth.verify.params.PerturbDraws`), an input-range probe's parameter scaling
+    perturbation ``perturb`` of VERIFICATION.md rule 21 (``"plant"``/``"swap"``/``"inside"``/``"rest"``:
+    :class:`kernelsynth.verify.params.PerturbDraws`, its block planted in all four), an input-range probe's parameter scaling
     (``("scale", s)``: :class:`kernelsynth.verify.params.ScaleDraws`, rule 24) or none (None)."""
     torch.manual_seed(seed)
     if isinstance(perturb, tuple):
         return ScaleDraws(perturb[1])
-    return PerturbDraws(seed, perturb) if perturb else nullcontext()
+    return PerturbDraws(seed, perturb, plant=True) if perturb else nullcontext()
 
 
 def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype, seed: int = INIT_SEED,

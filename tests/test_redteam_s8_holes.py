@@ -7,7 +7,7 @@ and trials, no derived shapes), next to honest candidates that stay accepted:
 * mm1 (an incremental memo on row/column checksums): rule 10's block exchange keeps every line's
   sum and position-weighted sum; rule 15's fresh inputs per timed call on compute-bound tasks;
 * mc1 (float16 scales calibrated on the module's first call): rule 24's probe as a later call;
-* lk1 (prepared parameters keyed on sum, argmax, argmin, max and min): rule 21's interior swap;
+* lk1 (prepared parameters keyed on sum, argmax, argmin, max and min): rule 21's block exchange;
 * conv cf1 / xent cf1 (numpy inside a grid callable / through ``__array_interface__``): rule 14
   labels them ``host:...``.
 """
@@ -163,12 +163,17 @@ def test_first_call_calibration_meets_the_probe_as_a_later_call():
 
 
 # ------------------------------------------------------------------ lk1: fingerprinted parameters
-def test_parameters_keyed_on_sums_and_extrema_meet_the_interior_swap():
+def test_parameters_keyed_on_sums_extrema_or_weighted_sums_meet_the_block_exchange():
+    """lk1 (sum, argmax, argmin, max, min per tensor) and tests/adversarial/s9's (sum, position-
+    weighted sum): both rejected on trial 1, whose weight is trial 0's (planted) with two values of
+    a block exchanged; the ladder's v0 accepted."""
     got = _evaluate(SPECS / "layernorm" / "spec.yaml",
                     [RT8 / "layernorm" / "lk1_prepared_params_keyed_on_sum_and_argextrema.py",
+                     S9 / "lk_prepared_params_keyed_on_sum_and_weighted_sum.py",
                      SPECS / "layernorm" / "kernels" / "v0_three_pass.py"], shapes=2, trials=2)
-    verdict, reason, _ = got["lk1_prepared_params_keyed_on_sum_and_argextrema"]
-    assert verdict == "rejected" and "shape 3x37, trial 1: outside atol" in reason, reason
+    for name in ("lk1_prepared_params_keyed_on_sum_and_argextrema", "lk_prepared_params_keyed_on_sum_and_weighted_sum"):
+        verdict, reason, _ = got[name]
+        assert verdict == "rejected" and "shape 3x37, trial 1: outside atol" in reason, (name, reason)
     assert got["v0_three_pass"][:2] == ("accepted", ""), got
 
 

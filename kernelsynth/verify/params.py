@@ -7,8 +7,9 @@ Every trial builds both modules after ``torch.manual_seed(param_seed(...))``
 the shapes, the class, the constructor arguments -- is stale on the next trial. Trials 1 and 2 of
 each listed shape reuse trial 0's seed and build both modules under :class:`PerturbDraws`: the
 parameters are trial 0's except for a small change of the first tensor the constructor fills at
-random (the weight of a layer). Trial 1 swaps two interior elements (``"swap"``: the sums, the
-extrema, their positions and the sorted values of every tensor stay as they were) and gets trial 0's inputs too
+random (the weight of a layer). Trials 0-3 plant a block of two of its values in it, and trial 1
+exchanges them (``"swap"``: the sums, the extrema, their positions, the sorted values and each
+line's position-weighted sum stay as they were) and gets trial 0's inputs too
 (:func:`kernelsynth.verify.inputs.trial_inputs`), so an output memo keyed on the input alone
 hands back trial 0's answer; trial 2 moves one element to a value strictly inside the tensor's
 range (``"inside"``: the maximum stays). A cache keyed on sums, extrema or a few sampled weights
@@ -24,7 +25,7 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .inputs import param_seed
+from .inputs import apply_changes, param_seed, plan_exchange
 
 #: aten operators that fill a tensor with random numbers (what ``torch.nn.init`` and module
 #: constructors dispatch); the k-th of them in a constructor is the k-th draw.
@@ -35,11 +36,12 @@ RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "expon
 
 def build_seed(seed: int, group: str, si: int, t: int):
     """``(torch seed, perturb)`` for the modules of trial ``t`` of shape ``si`` of ``group``:
-    trials 1, 2 and 3 of a listed shape reuse trial 0's seed with the perturbation ``"swap"``,
-    ``"inside"`` and ``"rest"`` (:class:`PerturbDraws`); every other trial gets its own seed and
-    ``None``."""
-    if group == "listed" and t in (1, 2, 3):
-        return param_seed(seed, group, si, 0), ("swap", "inside", "rest")[t - 1]
+    trial 0 of a listed shape gets ``"plant"`` and trials 1, 2 and 3 reuse its seed with the
+    perturbation ``"swap"``, ``"inside"`` and ``"rest"`` (:class:`PerturbDraws`, built with
+    ``plant=True`` by :func:`kernelsynth.jobs._constructing`: all four share the planted block);
+    every other trial gets its own seed and ``None``."""
+    if group == "listed" and t in (0, 1, 2, 3):
+        return param_seed(seed, group, si, 0), ("plant", "swap", "inside", "rest")[t]
     return param_seed(seed, group, si, t), None
 
 
@@ -91,15 +93,25 @@ class PerturbDraws(TorchDispatchMode):
       ``"inside"`` change: prepared parameters cached on the weight alone are stale
       (tests/adversarial/redteam_s7 k1, lk1: two modules with one weight and two biases).
 
+    * ``kind="plant"`` (trial 0), and with ``plant=True`` before any of the others: a block of
+      the first tensor gets two of its own values in the +-1 pattern of
+      :func:`kernelsynth.verify.inputs.plan_exchange`; ``"swap"`` then exchanges the two values
+      instead of swapping two elements (the change keeps the tensor's values, extrema and their
+      positions, and along every dim of four or more each line's sum and position-weighted sum:
+      prepared parameters keyed on such statistics -- session 9's reading of redteam_s8 lk1's class
+      -- are stale), falling back to the interior swap when no block can be planted.
+
     Deterministic in the order of the draws, so a reference and a candidate that draw their
     parameters the same way (KernelBench's convention) are perturbed alike. A first tensor of one
     element is left as drawn by ``"swap"``."""
 
-    def __init__(self, seed: int, kind: str = "swap"):
+    def __init__(self, seed: int, kind: str = "swap", plant: bool = False):
         super().__init__()
-        if kind not in ("swap", "inside", "rest"):
-            raise ValueError(f"kind must be 'swap', 'inside' or 'rest', got {kind!r}")
-        self.seed, self.kind, self.draws = seed, kind, 0
+        if kind not in ("swap", "inside", "rest", "plant"):
+            raise ValueError(f"kind must be 'swap', 'inside', 'rest' or 'plant', got {kind!r}")
+        if kind == "plant":
+            plant = True
+        self.seed, self.kind, self.draws, self.plant = seed, kind, 0, plant
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -107,6 +119,16 @@ class PerturbDraws(TorchDispatchMode):
                 and out.dtype.is_floating_point:
             rng = random.Random(f"{self.seed}:{self.draws}")
             self.draws += 1
+            exchange = []
+            if self.plant and self.draws == 1 and out.is_contiguous() and out.numel() >= 2:
+                gen = torch.Generator(device=out.device).manual_seed(rng.randrange(2 ** 62))
+                plant, exchange = plan_exchange([out.detach()], gen)
+                apply_changes([out.detach()], plant)
+            if self.kind == "plant":
+                return out
+            if self.kind == "swap" and exchange:  # the planted block's two values trade places
+                apply_changes([out.detach()], exchange)
+                return out
             target = self.draws > 1 if self.kind == "rest" else self.draws == 1
             flat = out.view(-1) if out.is_contiguous() and target else None
             if flat is not None:
