@@ -385,3 +385,133 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
                 added.append(shape)
                 holds.append({n})
     return out + added
+
+
+#: The classes of higher 2-adic valuation every dim reaches at a large value on a GPU
+#: (references/VERIFICATION.md, rule 12), as ``(r, modulus)``: the value (of a dim with
+#: ``multiple_of`` m: the value / m) is ``r mod modulus`` -- 8 mod 16, 16 mod 32, 32 mod 64,
+#: 64 mod 128, 128 mod 256 (valuations 3 to 7: a kernel keyed on a tile of 16 to 256 with a
+#: broken half tile) and 256 mod 1024 (a multiple of 1024 plus 256: a wide path for multiples of
+#: 256 that assumes a multiple of its 1024-element chunk). :data:`RESIDUES` gives 1, 2 and 4.
+VALUATION_CLASSES = ((8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 1024))
+#: A GPU plan's **long** value of each dim is at least this (past 2^16: the 4096-16384-65536
+#: element chunks and tiles of row-wise kernels), odd, drawn log-uniformly below ``2 LONG_MIN``.
+LONG_MIN = 2**16 + 1
+#: The budget of :func:`extreme_shapes` on a GPU, as :data:`JOINT_PLAN`'s: the product of the dims
+#: up to :data:`LARGE_DIM_PLAN`'s 2^30 (so three dims of a few hundred fit together: conv's five
+#: dims need 12 shapes rather than 19 under 2^25), the spec's ``work`` bytes and FLOPs as the joint
+#: shapes'. None on the interpreter: no such shapes (rule 12's Limits).
+EXTREME_PLAN = {"interpret": None, "gpu": (2**30, 2**26, 2**34)}
+#: The huge shape (:func:`huge_shape`) has more elements than this: an int32 offset wraps there.
+HUGE_ELEMENTS = 2**31
+#: The huge shape is planned when the spec's ``work`` bytes at it times this (the input, its
+#: clone, the poisoned block of twice its bytes, the output and the reference's: VERIFICATION.md
+#: rules 1, 2) are at most :data:`HUGE_MEMORY_FRACTION` of the device's memory.
+HUGE_COPIES = 4
+HUGE_MEMORY_FRACTION = 0.6
+
+
+def in_class(value: int, r: int, modulus: int, multiple_of: int = 1) -> bool:
+    """True when ``value`` is ``multiple_of * u`` with ``u = r mod modulus``."""
+    return value % multiple_of == 0 and (value // multiple_of) % modulus == r
+
+
+def class_value(value: int, r: int, modulus: int, multiple_of: int = 1, up: bool = False) -> int:
+    """The value nearest ``value`` -- at most it, or with ``up`` at least it -- that
+    :func:`in_class` ``(r, modulus)``. 0 or below when there is none at most ``value``."""
+    u = -(-value // multiple_of) if up else value // multiple_of
+    u = u + (r - u) % modulus if up else u - (u - r) % modulus
+    return u * multiple_of
+
+
+def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Dict[str, int]], bool],
+                   constraints: Optional[Constraints] = None, low: int = LARGE_MIN,
+                   long_min: int = LONG_MIN) -> List[Dict[str, int]]:
+    """Shapes a GPU plan adds so that every dim reaches the classes of :data:`VALUATION_CLASSES`
+    at a large value and a **long** value (references/VERIFICATION.md, rule 12): the other
+    planners give every dim odd, 2 mod 4 and 4 mod 8 values up to about 8192, so a kernel wrong
+    only at 32 mod 64 (a half tile of a 64-wide K loop, redteam_s8 ms1), at multiples of 256 that
+    are no multiple of 1024 (ss1) or only past 16384 columns (fs1) passed them all.
+
+    Per dim (in the order of the shapes' keys), first its long value (odd, an odd multiple of its
+    ``multiple_of``, log-uniform from the run ``seed`` in ``[long_min, 2 long_min)``), then one
+    value of each class (log-uniform in ``[L, 1.25 L]`` from ``L``, the smallest value of the class at
+    least ``low``, snapped down into the class, never below ``L``), each skipped when ``shapes``
+    already reach it (a long value: at least ``long_min``; a class: at least ``low``). A value joins
+    the first added shape that has no large value of that dim yet when that shape still ``fits``
+    (a memory and work budget: the joint shapes', :data:`JOINT_PLAN`), trying the drawn value and
+    then ``L``; else it starts a shape with every other dim at its smallest value in ``shapes``,
+    and is left out when even that does not fit (attention's S x S at 65537). Packed, so a task of
+    two dims needs about 7 new shapes, not 14.
+
+    ``shapes``: dicts of named positive dims, all with the same names (listed, derived and timing
+    shapes). ``constraints``: per dim ``min``/``multiple_of`` (:func:`fit`). Returns new dicts,
+    none equal to one of ``shapes`` or to each other.
+    """
+    digest = hashlib.sha256(repr((seed, "extremes", [sorted(s.items()) for s in shapes])).encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "little"))
+    names = list(shapes[0])
+    mults = {n: int((constraints or {}).get(n, {}).get("multiple_of", 1)) for n in names}
+    base = {n: fit(n, min(s[n] for s in shapes), constraints) for n in names}
+    added: List[Dict[str, int]] = []
+    holds: List[set] = []  # the dims each added shape gives a large value
+
+    def place(n: str, values: Sequence[int]) -> None:
+        for k, a in enumerate(added):
+            if n in holds[k]:
+                continue
+            for v in values:
+                trial = dict(a, **{n: v})
+                if fits(trial) and trial not in list(shapes) + added:
+                    added[k] = trial
+                    holds[k].add(n)
+                    return
+        shape = dict(base, **{n: values[0]})
+        if fits(shape) and shape not in list(shapes) + added:
+            added.append(shape)
+            holds.append({n})
+
+    for n in names:
+        m = mults[n]
+        drawn = int(math.exp(rng.uniform(math.log(long_min), math.log(2 * long_min - 1))))
+        value = max(odd_multiple(drawn, m), fit(n, long_min, constraints))
+        if value % (2 * m) == 0:
+            value += m  # an odd multiple of m
+        if not any(s[n] >= long_min for s in list(shapes) + added) and fit(n, value, constraints) == value:
+            place(n, [value])
+    for r, modulus in VALUATION_CLASSES:
+        for n in names:
+            m = mults[n]
+            if any(s[n] >= low and in_class(s[n], r, modulus, m) for s in list(shapes) + added):
+                continue
+            smallest = class_value(max(low, fit(n, 1, constraints)), r, modulus, m, up=True)
+            drawn = int(math.exp(rng.uniform(math.log(smallest), math.log(1.25 * smallest))))
+            value = max(smallest, class_value(drawn, r, modulus, m))
+            values = [v for v in dict.fromkeys((value, smallest)) if fit(n, v, constraints) == v]
+            if values:
+                place(n, values)
+    return added
+
+
+def huge_shape(base: Dict[str, int], fits: Callable[[Dict[str, int]], bool],
+               constraints: Optional[Constraints] = None, elements: int = HUGE_ELEMENTS) -> Optional[Dict[str, int]]:
+    """``base`` (the timing shape) with every dim raised by a common factor, each odd (an odd
+    multiple of its ``multiple_of``; a dim of 1 kept), to the first shape of more than
+    ``elements`` elements (references/VERIFICATION.md, rule 12: an int32 element offset wraps past
+    2^31, redteam_s8 fs2), or None when it does not ``fits`` (a memory budget: the spec's bytes at
+    the shape, :data:`HUGE_COPIES`, :data:`HUGE_MEMORY_FRACTION` of the device's memory) or
+    ``base`` has no dim above 1."""
+    grow = [n for n, v in base.items() if v > 1]
+    if not grow:
+        return None
+    t = (elements / math.prod(base.values())) ** (1.0 / len(grow))
+    for _ in range(200):
+        shape = dict(base)
+        for n in grow:
+            mult = int((constraints or {}).get(n, {}).get("multiple_of", 1))
+            v = odd_multiple(math.ceil(base[n] * t), mult)
+            shape[n] = v if v >= base[n] * t else v + 2 * mult
+        if math.prod(shape.values()) > elements:
+            return shape if fits(shape) and allowed(shape, constraints) else None
+        t *= 1.0005
+    return None

@@ -85,12 +85,16 @@ def test_residue_shapes_move_values_down_and_keep_the_budgets_and_the_4096_cross
 def test_plan_shape_counts_stay_small():
     """The residues come mostly from moving values already drawn: on the GPU flip2d keeps its
     3 derived shapes, softmax_rows gains 1 (3 -> 4), conv_relu_maxpool 3 (8 -> 11); the
-    interpreter adds shapes of one large dim and about 300-4100 elements each."""
+    interpreter adds shapes of one large dim and about 300-4100 elements each. On the GPU the
+    higher valuations and long values (shapes.extreme_shapes, packed across dims) add 8 shapes to
+    flip2d and softmax_rows (2 dims: 6 classes and a long value each) and 17 to
+    conv_relu_maxpool (5 dims, at most about 3 large together within the budget); the
+    interpreter's counts are unchanged."""
     counts = {(t, hw.target): len(_plan(t, hw)[2]) for t in ("flip2d", "softmax_rows", "conv_relu_maxpool")
               for hw in (CPU, GPU)}
-    assert counts == {("flip2d", "cpu"): 8, ("flip2d", "h200"): 3, ("softmax_rows", "cpu"): 8,
-                      ("softmax_rows", "h200"): 4, ("conv_relu_maxpool", "cpu"): 17,
-                      ("conv_relu_maxpool", "h200"): 11}, counts
+    assert counts == {("flip2d", "cpu"): 8, ("flip2d", "h200"): 3 + 8, ("softmax_rows", "cpu"): 8,
+                      ("softmax_rows", "h200"): 4 + 8, ("conv_relu_maxpool", "cpu"): 17,
+                      ("conv_relu_maxpool", "h200"): 11 + 17}, counts
     for hw in (CPU,):
         for t in ("flip2d", "softmax_rows", "conv_relu_maxpool"):
             listed, derived = _plan(t, hw)[1:]
@@ -159,3 +163,56 @@ def _plan_of(spec_path):
     spec = load_spec(spec_path)
     job = next(j for j in Exploration(baselines=False).plan(spec, CPU) if not j.request.candidate.trusted)
     return job.request.derived_shapes
+
+
+H200 = dataclasses.replace(GPU, total_mem_bytes=139 * 2**30)  # as torch reports an H200's memory
+
+
+@pytest.mark.parametrize("task", ["flip2d", "softmax_rows", "matmul_bias_gelu", "conv_relu_maxpool"])
+def test_gpu_plan_reaches_higher_valuations_and_long_values(task):
+    """redteam_s8 ss1 (softmax wrong at N % 256 == 0, N % 1024 != 0), ms1 (matmul wrong at
+    K % 64 == 32) and fs1 (flip wrong past 16384 columns unless N % 16384 == 0): on hw=h200 every dim
+    reaches, at a value of at least 257, 8 mod 16 ... 128 mod 256 and 256 mod 1024 (of the value /
+    multiple_of), and a value past 2^16 (shapes.extreme_shapes), for several seeds; the CPU
+    (interpreter) plan gets none of it (its shapes are _plan's on main)."""
+    from kernelsynth.shapes import LONG_MIN, VALUATION_CLASSES, in_class
+
+    for seed in (0, 1, 2):
+        spec, listed, derived = _plan(task, H200, seed)
+        shapes = listed + derived + [spec.timing_shape]
+        for n in listed[0]:
+            mult = int((spec.constraints or {}).get(n, {}).get("multiple_of", 1))
+            for r, modulus in VALUATION_CLASSES:
+                assert any(s[n] >= LARGE_MIN and in_class(s[n], r, modulus, mult) for s in shapes), (seed, n, r)
+            assert any(s[n] >= LONG_MIN and s[n] % 2 == 1 for s in shapes), (seed, n)
+        # the cheats' own conditions
+        if task == "softmax_rows":
+            assert any(s["N"] % 256 == 0 and s["N"] % 1024 and s["N"] > 256 for s in shapes)
+        if task == "matmul_bias_gelu":
+            assert any(s["K"] % 64 == 32 and s["K"] > 256 for s in shapes)
+        if task == "flip2d":
+            assert any(s["N"] > 16384 and s["N"] % 16384 for s in shapes)
+    # the interpreter's plan has no long value and no value past the listed ones' classes
+    _, listed, derived = _plan(task, CPU, 0)
+    assert max(v for s in derived for v in s.values()) <= THRESHOLD_DIM + 8
+
+
+def test_huge_shape_only_where_the_memory_allows():
+    """redteam_s8 fs2 (flip2d with int32 offsets: wraps past 2^31 elements): on an H200 of known
+    memory flip2d's every dtype gets one shape of more than 2^31 elements (float32: 17 GB in + out,
+    x 4 copies within 60 % of 139 GiB); none without a known memory, none on an 80 GB device at
+    4 bytes per element, none on the interpreter, none for an allclose task (its float64 reference
+    and whole-output audit)."""
+    spec = load_spec(SPECS_DIR / "flip2d" / "spec.yaml")
+    from kernelsynth.stages.exploration import huge_shapes
+
+    for dtype in spec.dtypes:
+        (shape,) = huge_shapes(spec, H200, dtype)
+        assert math.prod(shape.values()) > 2**31 and all(v % 2 for v in shape.values()), shape
+        assert spec.work_model(shape, dtype)["bytes"] * 4 <= 0.6 * 139 * 2**30
+    jobs = [j for j in Exploration(seed=0, baselines=False).plan(spec, H200) if not j.request.candidate.trusted]
+    assert all(any(math.prod(s.values()) > 2**31 for s in j.request.derived_shapes) for j in jobs)
+    assert huge_shapes(spec, GPU, "float32") == [] and huge_shapes(spec, CPU, "float32") == []
+    h100 = dataclasses.replace(GPU, target="h100", total_mem_bytes=80 * 10**9)
+    assert huge_shapes(spec, h100, "float32") == [] and len(huge_shapes(spec, h100, "bfloat16")) == 1
+    assert huge_shapes(load_spec(SPECS_DIR / "softmax_rows" / "spec.yaml"), H200, "bfloat16") == []

@@ -37,7 +37,8 @@ from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
 from ..spec import TaskSpec, merge_reference_ops, probes_for
 from ..screen import screen_source
-from ..shapes import JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, joint_shapes, large_dim_shapes, residue_shapes
+from ..shapes import (EXTREME_PLAN, HUGE_COPIES, HUGE_MEMORY_FRACTION, JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, extreme_shapes,
+                      huge_shape, joint_shapes, large_dim_shapes, residue_shapes)
 from ..store import ObservationStore, schema_mismatches
 from ..workers import JobResult, WorkerPool
 
@@ -127,6 +128,10 @@ class Exploration:
                     else joint_fits(spec, listed, JOINT_PLAN[target]))
             derived = residue_shapes(listed, derived, self.seed, high, fits, constraints=spec.constraints,
                                      above_listed=hw.interpret, pack=not hw.interpret)
+            if not hw.interpret:  # GPU only: 8 mod 16 ... 256 mod 1024 and a value past 2^16 per dim, packed
+                seen = listed + derived + ([spec.timing_shape] if spec.timing_shape else [])
+                derived += extreme_shapes(seen, self.seed, joint_fits(spec, listed, EXTREME_PLAN[target]),
+                                          constraints=spec.constraints)
         jobs = []
         dtypes = spec.dtypes
         if hw.interpret and spec.interpret_dtypes is not None:
@@ -156,7 +161,7 @@ class Exploration:
                 # fresh ragged shapes from the seed, and one above 4096 (VERIFICATION.md rule 12); not
                 # for the trusted baselines: torch.compile(dynamic=False) recompiles per shape and
                 # falls back to eager past dynamo's recompile limit (8)
-                extra = derived if not e.trusted else []
+                extra = derived + huge_shapes(spec, hw, dtype) if not e.trusted else []
                 request = JobRequest(
                     reference=str(spec.reference), candidate=e,
                     backend_source=None if e.trusted else backends.source(e.backend), dtype=dtype,
@@ -618,6 +623,24 @@ def timing_integrity(row: Dict[str, Any]) -> Optional[str]:
         return (f"event-timed {ms:.4f} ms but {row['synced_ms']:.4f} ms with a full device sync: "
                 "work escapes the timed stream (side streams or threads)")
     return None
+
+
+def huge_shapes(spec: TaskSpec, hw: Hardware, dtype: str) -> List[Dict[str, int]]:
+    """The huge shape of ``spec`` at ``dtype`` on ``hw`` (VERIFICATION.md rule 12,
+    :func:`kernelsynth.shapes.huge_shape`: more than 2^31 elements, where an int32 offset wraps),
+    as a list of zero or one shape. Only on a GPU of known memory (``hw.total_mem_bytes``), for
+    ``exact`` tasks with a timing shape and ``work`` bytes (an ``allclose`` output travels whole
+    to the parent's audit and its reference is float64: 17 GB per tensor at 2^31 elements), when
+    the spec's bytes at the shape times :data:`~kernelsynth.shapes.HUGE_COPIES` are within
+    :data:`~kernelsynth.shapes.HUGE_MEMORY_FRACTION` of the memory (flip2d: float32 and int32
+    on a 141 GB H200, not on an 80 GB H100)."""
+    if (hw.interpret or not hw.total_mem_bytes or spec.comparison != "exact" or not spec.derived_shapes
+            or spec.timing_shape is None or "bytes" not in spec.work):
+        return []
+    budget = HUGE_MEMORY_FRACTION * hw.total_mem_bytes
+    shape = huge_shape(spec.timing_shape, lambda s: spec.work_model(s, dtype)["bytes"] * HUGE_COPIES <= budget,
+                       constraints=spec.constraints)
+    return [shape] if shape is not None else []
 
 
 def joint_fits(spec: TaskSpec, listed: List[Dict[str, int]], plan: Optional[tuple]):
