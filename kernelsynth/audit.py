@@ -64,7 +64,8 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
     bit (``exact``; whole tensors or checksums) or within ``tol`` against the float64 reference
     and with the reference's dtype (``allclose``), by :func:`kernelsynth.verify.comparison.compare`;
     then the precision rule for ``precision`` (VERIFICATION.md rule 23) on every shape group, pooled
-    over its trials as the worker pools them."""
+    over its trials as the worker pools them, and on the pool of the groups too small to be judged
+    alone (:meth:`~kernelsynth.verify.precision.PrecisionMeter.pooled`)."""
     from .verify.comparison import _bits, compare  # imports torch
     from .verify.precision import PrecisionMeter, trial_sums
 
@@ -105,9 +106,11 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
             sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"))
             meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref,
                            slack=ref.get("slack"))
-    for group, meter in meters.items():
+    pool = PrecisionMeter.pooled(list(meters.values()))  # groups under MIN_ELEMENTS, pooled as the worker pools them
+    checks = [(f"{group} shapes", meter) for group, meter in meters.items()]
+    for where, meter in checks + ([("pooled small groups", pool)] if pool is not None else []):
         try:
-            meter.check(f"{group} shapes")
+            meter.check(where)
         except VerificationFailure as e:
             return str(e)
     return None

@@ -18,6 +18,7 @@ import ast
 import difflib
 import hashlib
 import itertools
+import math
 import operator
 from collections import Counter
 from dataclasses import dataclass, field
@@ -124,7 +125,7 @@ class TaskSpec:
     pinned: Dict[str, List[Any]] = field(default_factory=dict)
     #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
     includes: List[Path] = field(default_factory=list)
-    #: input-range probes (VERIFICATION.md rule 24), normalised: ``{"kind": "scale"|"shift",
+    #: input-range probes (VERIFICATION.md rule 24), normalised: ``{"kind": "scale"|"shift"|"mask"|"constant",
     #: "value": float, "params": bool, "atol": float, "rtol": float, "source": str}``; none for
     #: ``exact`` tasks and for a spec that declares none
     probes: List[Dict[str, Any]] = field(default_factory=list)
@@ -568,31 +569,40 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     )
 
 
+#: The kinds of input-range probe a spec may declare (rule 24; :func:`_probes`).
+PROBE_KINDS = ("scale", "shift", "mask", "constant")
+
+
 def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     """The ``probes:`` list (VERIFICATION.md rule 24), normalised. Each entry is ``{scale: s}``
-    (every float input, and with ``params: true`` every random parameter draw, times ``s``) or
-    ``{shift: c}`` (each row of every float input plus its own offset in ``[c, 2c)``), with optional
+    (every float input, and with ``params: true`` every random parameter draw, times ``s``),
+    ``{shift: c}`` (each row of every float input plus its own offset in ``[c, 2c)``), ``{mask: v}``
+    (entries of each row -- scattered, a suffix or a prefix, never the whole row -- set to ``v``:
+    ``-.inf`` or a very negative number) or ``{constant: c}`` (half the rows set to ``c``: zero
+    variance; zero rows for 0) -- :func:`kernelsynth.verify.inputs.apply_probe` --, with optional
     ``atol``/``rtol`` factors of the tolerance (default 1), ``dtypes`` (the dtypes it runs in;
     default every dtype: a shift that leaves no random bits in a narrow format, e.g. 1000 in
     bfloat16 with its unit spacing of 4-8 there, makes a probe every honest kernel fails) and a
     ``source`` saying why the reference stays exact enough there. Only for ``allclose`` tasks (an ``exact`` task's special
     values already probe its range, rule 8)."""
     if not isinstance(doc, list):
-        c.fail("probes", "a list of {scale: s} or {shift: c} entries", doc)
+        c.fail("probes", "a list of {scale: s}, {shift: c}, {mask: v} or {constant: c} entries", doc)
     if doc and comparison != "allclose":
         c.fail("probes", "no probes for an exact comparison (rule 8 plants its special values)", doc)
     out = []
     for i, p in enumerate(doc):
         fld = f"probes[{i}]"
-        c.keys(p, fld, required=(), optional=("scale", "shift", "params", "atol", "rtol", "dtypes", "source"))
-        kinds = [k for k in ("scale", "shift") if k in p]
+        c.keys(p, fld, required=(), optional=PROBE_KINDS + ("params", "atol", "rtol", "dtypes", "source"))
+        kinds = [k for k in PROBE_KINDS if k in p]
         if len(kinds) != 1:
-            c.fail(fld, "exactly one of scale: or shift:", p)
+            c.fail(fld, "exactly one of " + ", ".join(f"{k}:" for k in PROBE_KINDS), p)
         kind = kinds[0]
         value = p[kind]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value == 0 or \
-                (kind == "scale" and value < 0):
-            c.fail(f"{fld}.{kind}", "a nonzero number (scale: positive)", value)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+        if not number or (kind in ("scale", "shift") and (value == 0 or not math.isfinite(value))) or \
+                (kind == "scale" and value < 0) or (kind == "constant" and not math.isfinite(value)):
+            c.fail(f"{fld}.{kind}", "a number: scale positive, shift nonzero, constant finite, mask finite "
+                   "or -.inf", value)
         for k in ("atol", "rtol"):
             v = p.get(k, 1.0)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:

@@ -6,7 +6,9 @@ In-process :func:`kernelsynth.verify.verify` on the Triton interpreter (the engi
 are the README's commands): the candidate and the reference are built from the same seed, as the
 worker builds them (kernelsynth/jobs.py), and the probe comes from the task's own spec."""
 
+import dataclasses
 import math
+import re
 
 import pytest
 import torch
@@ -37,7 +39,7 @@ def _run(task, cand_file, group="probe0", shapes=None, trials=1, dtype=torch.flo
     ref_mod = import_file(spec.reference)
     cand_mod = import_file(cand_file)
     probes = spec.probes
-    probe = probes[0] if group.startswith("probe") else None
+    probe = probes[int(group[len("probe"):])] if group.startswith("probe") else None
 
     def models_for(shape, g, si, t):
         init = ref_mod.get_init_inputs(shape) if ref_mod.get_init_inputs.__code__.co_argcount else ref_mod.get_init_inputs()
@@ -253,3 +255,116 @@ def test_tolerance_scale_change_catches_a_memo_on_a_key_coarser_than_the_toleran
     run(honest)  # the honest module follows every change
     (y,) = [v for _, _, v in plan_nudge([x], tol)]
     assert torch.allclose(y.view_as(x), x * (1 + 4 * tol["rtol"])) and plan_nudge([x], None) == []
+
+
+# ------------------------------------------------------------------ redteam_s8: new probe kinds, pooled precision
+R8 = ROOT / "tests" / "adversarial" / "redteam_s8"
+
+
+def _probe_index(task, kind):
+    return next(k for k, p in enumerate(_spec(task).probes) if p["kind"] == kind)
+
+
+@pytest.mark.parametrize("task, cheat, kind, dtype, reason", [
+    ("softmax_rows", "softmax/sr1_exp_without_range_reduction_clamp.py", "mask", torch.float32,
+     r"input-range probe: mask -inf\): NaN where the reference has none"),
+    ("layernorm", "layernorm/lr2_eps_first_order_rows_of_one_special_cased.py", "constant", torch.float32,
+     r"input-range probe: constant 1\.5\): NaN where the reference has none"),
+    ("swiglu", "swiglu/sw1_float16_product.py", "scale", torch.bfloat16,
+     r"input-range probe: scale 256\): Inf where the reference has none"),
+])
+def test_redteam_s8_range_cheats_meet_their_probe_kind(task, cheat, kind, dtype, reason):
+    """redteam_s8 sr1 (exp without its range clamp), lr2 (eps as a first-order correction of
+    rsqrt(var)), sw1 (a float16 product on swiglu, which declared no probe): each passes the plain
+    trials and the spec's other probes, and fails the probe of its class -- a quarter of each row at
+    -inf (mask), half the rows constant (zero variance), every input times 2^8 (scale)."""
+    shapes = _spec(task).interpret_shapes[1:3]
+    _run(task, R8 / cheat, group="listed", shapes=shapes, dtype=dtype)  # passes at unit scale
+    with pytest.raises(VerificationFailure, match=reason):
+        _run(task, R8 / cheat, group=f"probe{_probe_index(task, kind)}", shapes=shapes, dtype=dtype)
+
+
+@pytest.mark.parametrize("task, honest, kind", [
+    ("softmax_rows", RT / "softmax/sh1_online_two_rows_per_program.py", "mask"),
+    ("layernorm", RT / "layernorm/lh1_chan_combined_chunks.py", "constant"),
+    ("cross_entropy", R8 / "xent/ch1_two_rows_per_program_online.py", "mask"),
+])
+def test_new_probe_kinds_accept_honest_candidates_in_other_styles(task, honest, kind):
+    """An online softmax whose running max starts at -inf, Chan's chunk combination on constant
+    rows, a two-row online cross-entropy on rows with -inf logits (losses of inf where the target is
+    masked, as the reference's): accepted, the precision rule within its bound."""
+    rep = _run(task, honest, group=f"probe{_probe_index(task, kind)}")
+    assert rep.trials == len(_spec(task).interpret_shapes)
+    assert rep.precision["rms"] is None or rep.precision["rms"] <= rep.precision["bound"]
+
+
+def test_mask_and_constant_probe_inputs():
+    """mask: a quarter of each row at the value, never a whole row, one-entry rows kept; constant:
+    the same rows (at least one) constant in every input of the same leading shape."""
+    gen = torch.Generator().manual_seed(3)
+    x, r, idx = torch.randn(64, 40), torch.randn(64, 40), torch.arange(64)
+    (y, j) = apply_probe([x, idx], {"kind": "mask", "value": float("-inf")}, gen)
+    masked = torch.isinf(y)
+    assert j is idx and (~masked).any(dim=1).all() and 0.2 < masked.float().mean() < 0.3
+    assert torch.equal(y[~masked], x[~masked])
+    (one,) = apply_probe([torch.randn(5, 1)], {"kind": "mask", "value": float("-inf")}, gen)
+    assert torch.isfinite(one).all()
+    a, b = apply_probe([x, r], {"kind": "constant", "value": 0.0}, gen)
+    rows = (a == 0).all(dim=1)
+    assert torch.equal(rows, (b == 0).all(dim=1)) and 16 < int(rows.sum()) < 48
+    assert torch.equal(a[~rows], x[~rows]) and torch.equal(b[~rows], r[~rows])
+    (c,) = apply_probe([torch.randn(1, 7)], {"kind": "constant", "value": 1.5}, gen)
+    assert (c == 1.5).all()  # a single row is always picked
+
+
+def test_scalar_output_precision_is_judged_over_the_pool_of_small_groups(monkeypatch):
+    """redteam_s8 cp1 (cross_entropy with a cubic exp: one loss per trial, so every shape group had
+    fewer than MIN_ELEMENTS = 256 outputs and rule 23 never judged it): the real harness
+    (kernelsynth.jobs.evaluate, CPU plan, one trial per shape) pools the small groups and rejects it
+    by the RMS; the red team's honest ch1 is accepted, its pooled statistic recorded."""
+    from kernelsynth.external import ExternalCandidate
+    from kernelsynth.hardware import Hardware
+    from kernelsynth.jobs import evaluate
+    from kernelsynth.stages.exploration import Exploration
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    spec = _spec("cross_entropy")
+    ext = [ExternalCandidate(f.stem, f) for f in (R8 / "xent/cp1_cubic_exp_scalar_output.py",
+                                                 R8 / "xent/ch1_two_rows_per_program_online.py")]
+    cpu = Hardware(target="cpu", device_name="cpu", interpret=True)
+    jobs = [j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(spec, cpu, external=ext)
+            if j.request.candidate.role == "external"]
+    # the derived shapes of a few rows (the 286 x 1 ones cost a program per row and measure nothing:
+    # a loss over one class is 0, its rounding scale too): 11 finite losses in the pool
+    got = {j.request.candidate.name: evaluate(dataclasses.replace(j.request, derived_shapes=[
+        s for s in j.request.derived_shapes if s["M"] <= 8])) for j in jobs}
+    cp1, ch1 = got["cp1_cubic_exp_scalar_output"], got["ch1_two_rows_per_program_online"]
+    assert cp1.verdict == "rejected" and "pooled small groups" in cp1.reason and "precision below" in cp1.reason, \
+        cp1.reason
+    rms, bound = map(float, re.search(r"scale ([0-9.e+-]+) > ([0-9.e+-]+)", cp1.reason).groups())
+    assert rms > 2 * bound  # about 9.1e-6 > 3.9e-6
+    assert ch1.verdict == "accepted", ch1.reason
+    assert ch1.precision_rms is not None and ch1.precision_rms <= ch1.precision_bound
+
+
+def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_slack():
+    """PrecisionMeter.pooled (the worker's check_small_groups and the parent's audit both use it):
+    groups under MIN_ELEMENTS are added up and judged from POOLED_MIN_ELEMENTS; a group of long
+    reductions lends its slack only in proportion to its elements; big groups stay out."""
+    from kernelsynth.verify.precision import MIN_ELEMENTS, POOLED_MIN_ELEMENTS
+
+    def meter(n, rms, honest, slack):
+        m = PrecisionMeter("fp32")
+        m.add_sums((rms ** 2 * n, n), [(honest ** 2 * n, n)], slack=slack)
+        return m
+
+    a, b, big = meter(6, 1e-5, 5e-8, 1e-6), meter(4, 1e-5, 5e-8, 4e-6), meter(MIN_ELEMENTS, 1.0, 1.0, 1.0)
+    a.check("a"), b.check("b")  # alone: too few to judge
+    pool = PrecisionMeter.pooled([a, b, big, None])
+    assert pool.candidate[1] == 10 >= POOLED_MIN_ELEMENTS and pool.min_elements == POOLED_MIN_ELEMENTS
+    assert math.isclose(pool.accumulation, math.sqrt((6 * 1e-12 + 4 * 16e-12) / 10))
+    with pytest.raises(VerificationFailure, match="precision below the declared policy fp32"):
+        pool.check("pooled")
+    assert PrecisionMeter.pooled([big]) is None
+    fine = PrecisionMeter.pooled([meter(6, 5e-8, 5e-8, 1e-6), meter(4, 6e-8, 5e-8, 4e-6)])
+    assert fine.check("pooled")["rms"] <= fine.check("pooled")["bound"]

@@ -59,24 +59,54 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
     * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact);
     * ``{"kind": "shift", "value": c}``: every row (all dims but the last) gets its own offset
       ``c * (1 + U)``, ``U`` uniform in [0, 1) drawn from ``gen``, added along the last dim
-      (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row).
+      (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row);
+    * ``{"kind": "mask", "value": v}``: in every row, each entry becomes ``v`` (``-inf``, or a
+      very negative number) with probability :data:`MASK_FRACTION`, except one entry per row at
+      a drawn position (a row is never all masked; a row of one entry is kept): the causal and
+      padding masks attention and vocabulary-masked losses feed a softmax (redteam_s8 sr1, an exp
+      valid only on [-87, 0]);
+    * ``{"kind": "constant", "value": c}``: a drawn half of the rows (at least one) of every
+      float input set to ``c`` along the last dim, the same rows in every input of the same
+      leading shape: rows of zero variance for a normalisation (redteam_s8 lr2, eps as a
+      first-order correction: NaN there), zero rows for ``c = 0`` (an rms norm of ``x + r`` with
+      both zero). ``c`` should be exact in every dtype with few mantissa bits (1.5, 0), so that
+      an honest mean of the row is exactly ``c`` in any summation order.
 
     Other inputs (integers, bools, non-tensors) are kept. The reference is run on the
     transformed inputs, so whether the task is invariant decides only how far honest
     computations stay from it, which the probe's tolerance factors say."""
     out = []
+    picked: Dict[tuple, torch.Tensor] = {}  # constant rows per leading shape, shared by the inputs
     for x in inputs:
         if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
             out.append(x)
             continue
-        if probe["kind"] == "scale":
-            y = x.double() * float(probe["value"])
-        else:
-            rows = x.shape[:-1] if x.dim() > 1 else ()
+        kind, value = probe["kind"], float(probe["value"])
+        rows = tuple(x.shape[:-1]) if x.dim() > 1 else ()
+        if kind == "scale":
+            y = x.double() * value
+        elif kind == "shift":
             u = torch.rand(rows + (1,) if x.dim() > 0 else (), generator=gen, device=x.device, dtype=torch.float64)
-            y = x.double() + float(probe["value"]) * (1.0 + u)
+            y = x.double() + value * (1.0 + u)
+        elif kind == "mask":
+            n = x.shape[-1] if x.dim() > 0 else 1
+            masked = torch.rand(rows + (n,), generator=gen, device=x.device) < MASK_FRACTION
+            kept = torch.randint(0, n, rows + (1,), generator=gen, device=x.device)
+            masked.scatter_(-1, kept, False)
+            y = x.double().reshape(rows + (n,)).masked_fill(masked, value).reshape(x.shape)
+        else:  # constant rows
+            if rows not in picked:
+                pick = torch.rand(rows, generator=gen, device=x.device) < 0.5
+                first = torch.randint(0, max(1, pick.numel()), (1,), generator=gen, device=x.device)
+                picked[rows] = pick.reshape(-1).index_fill(0, first, True).reshape(rows)
+            y = x.double().clone()
+            y[picked[rows]] = value
         out.append(y.to(x.dtype))
     return out
+
+
+#: The fraction of each row's entries a ``mask`` probe sets (:func:`apply_probe`).
+MASK_FRACTION = 0.25
 
 
 def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:

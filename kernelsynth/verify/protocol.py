@@ -17,7 +17,7 @@ from .inputs import (NUDGE_RTOLS, apply_changes, plan_changes, plan_exchange, pl
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
-from .precision import HonestReferences, PrecisionMeter, accumulation_slack
+from .precision import MIN_ELEMENTS, HonestReferences, PrecisionMeter, accumulation_slack
 from .transport import audit_key, digest
 
 
@@ -82,6 +82,9 @@ class VerificationReport:
     precision: Dict[str, Optional[float]] = field(default_factory=dict)
     #: ``(where, output, reference, dtype, tol)`` of each shape's last trial (:func:`recheck_after_settling`)
     retained: List[tuple] = field(default_factory=list)
+    #: the group's pooled precision sums (a group under MIN_ELEMENTS joins the job's pool of small
+    #: groups: :func:`check_small_groups`)
+    meter: Optional[PrecisionMeter] = None
 
 
 def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable,
@@ -179,10 +182,26 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
     report.precision = meter.check(f"{group} shapes {', '.join(report.shapes)} ({report.trials} trials)")
+    report.meter = meter
     report.retained = retained
     if settle:
         recheck_after_settling(retained, comparison, tol, device, threads_before, policy.settle_s)
     return report
+
+
+def check_small_groups(reports: Sequence[VerificationReport]) -> Optional[VerificationReport]:
+    """The precision rule (VERIFICATION.md rule 23) on the pool of the ``reports``' groups that
+    measured fewer than :data:`~kernelsynth.verify.precision.MIN_ELEMENTS` elements each
+    (:meth:`~kernelsynth.verify.precision.PrecisionMeter.pooled`): a report of group ``pooled``
+    with its statistics, or None when there is no such group. Raises VerificationFailure when the
+    pool fails the rule (cross_entropy's one loss per trial: redteam_s8 cp1)."""
+    pool = PrecisionMeter.pooled([r.meter for r in reports])
+    if pool is None:
+        return None
+    names = [s for r in reports if r.meter is not None and 0 < r.meter.candidate[1] < MIN_ELEMENTS for s in r.shapes]
+    rep = VerificationReport(shapes=names, meter=pool)
+    rep.precision = pool.check(f"pooled small groups (shapes {', '.join(names)}; {pool.candidate[1]} elements)")
+    return rep
 
 
 def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
