@@ -202,7 +202,7 @@ def test_huge_shape_only_where_the_memory_allows():
     memory flip2d's every dtype gets one shape of more than 2^31 elements (float32: 17 GB in + out,
     x 4 copies within 60 % of 139 GiB); none without a known memory, none on an 80 GB device at
     4 bytes per element, none on the interpreter, none for an allclose task (its float64 reference
-    and whole-output audit)."""
+    and whole-output audit), none where the spec's bytes are below 2^31 elements' worth."""
     spec = load_spec(SPECS_DIR / "flip2d" / "spec.yaml")
     from kernelsynth.stages.exploration import huge_shapes
 
@@ -216,3 +216,5 @@ def test_huge_shape_only_where_the_memory_allows():
     h100 = dataclasses.replace(GPU, target="h100", total_mem_bytes=80 * 10**9)
     assert huge_shapes(spec, h100, "float32") == [] and len(huge_shapes(spec, h100, "bfloat16")) == 1
     assert huge_shapes(load_spec(SPECS_DIR / "softmax_rows" / "spec.yaml"), H200, "bfloat16") == []
+    # a product of dims past 2^31 whose tensors stay small (T x V x D of a gather): none
+    assert huge_shapes(load_spec(SPECS_DIR / "embedding_gather" / "spec.yaml"), H200, "float32") == []

@@ -35,9 +35,9 @@ from ..errors import UserError
 from ..tolerance import op_class
 from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
-from ..spec import TaskSpec, merge_reference_ops, probes_for
+from ..spec import DTYPE_ITEMSIZE, TaskSpec, merge_reference_ops, probes_for
 from ..screen import screen_source
-from ..shapes import (EXTREME_PLAN, HUGE_COPIES, HUGE_MEMORY_FRACTION, JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, extreme_shapes,
+from ..shapes import (EXTREME_PLAN, HUGE_COPIES, HUGE_ELEMENTS, HUGE_MEMORY_FRACTION, JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, extreme_shapes,
                       huge_shape, joint_shapes, large_dim_shapes, residue_shapes)
 from ..store import ObservationStore, schema_mismatches
 from ..workers import JobResult, WorkerPool
@@ -633,13 +633,18 @@ def huge_shapes(spec: TaskSpec, hw: Hardware, dtype: str) -> List[Dict[str, int]
     to the parent's audit and its reference is float64: 17 GB per tensor at 2^31 elements), when
     the spec's bytes at the shape times :data:`~kernelsynth.shapes.HUGE_COPIES` are within
     :data:`~kernelsynth.shapes.HUGE_MEMORY_FRACTION` of the memory (flip2d: float32 and int32
-    on a 141 GB H200, not on an 80 GB H100)."""
+    on a 141 GB H200, not on an 80 GB H100), and when those bytes are at least 2^31 elements'
+    worth (embedding_gather's T x V x D passes 2^31 while its tensors stay small: none)."""
     if (hw.interpret or not hw.total_mem_bytes or spec.comparison != "exact" or not spec.derived_shapes
             or spec.timing_shape is None or "bytes" not in spec.work):
         return []
-    budget = HUGE_MEMORY_FRACTION * hw.total_mem_bytes
-    shape = huge_shape(spec.timing_shape, lambda s: spec.work_model(s, dtype)["bytes"] * HUGE_COPIES <= budget,
-                       constraints=spec.constraints)
+    budget, item = HUGE_MEMORY_FRACTION * hw.total_mem_bytes, DTYPE_ITEMSIZE[dtype]
+
+    def fits(shape):  # within the memory, and moving at least 2^31 elements (not only a product of dims)
+        moved = spec.work_model(shape, dtype)["bytes"]
+        return moved * HUGE_COPIES <= budget and moved >= HUGE_ELEMENTS * item
+
+    shape = huge_shape(spec.timing_shape, fits, constraints=spec.constraints)
     return [shape] if shape is not None else []
 
 
