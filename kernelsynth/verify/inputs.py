@@ -60,11 +60,14 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
     * ``{"kind": "shift", "value": c}``: every row (all dims but the last) gets its own offset
       ``c * (1 + U)``, ``U`` uniform in [0, 1) drawn from ``gen``, added along the last dim
       (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row);
-    * ``{"kind": "mask", "value": v}``: in every row, each entry becomes ``v`` (``-inf``, or a
-      very negative number) with probability :data:`MASK_FRACTION`, except one entry per row at
-      a drawn position (a row is never all masked; a row of one entry is kept): the causal and
-      padding masks attention and vocabulary-masked losses feed a softmax (redteam_s8 sr1, an exp
-      valid only on [-87, 0]);
+    * ``{"kind": "mask", "value": v}``: entries of every row become ``v`` (``-inf``, or a very
+      negative number), each row drawn as one of three patterns: scattered (each entry with
+      probability :data:`MASK_FRACTION`), a suffix ``j >= c`` (causal or right padding) or a prefix
+      ``j < c`` (left padding), ``c`` uniform in ``[1, n - 1]``; one entry per row at a drawn
+      position is always kept (a row is never all masked; a row of one entry is kept). These are
+      the masks attention and vocabulary-masked losses feed a softmax (redteam_s8 sr1, an exp valid
+      only on [-87, 0]); the runs reach whole masked blocks (an online softmax whose running max
+      is still -inf);
     * ``{"kind": "constant", "value": c}``: a drawn half of the rows (at least one) of every
       float input set to ``c`` along the last dim, the same rows in every input of the same
       leading shape: rows of zero variance for a normalisation (redteam_s8 lr2, eps as a
@@ -90,7 +93,11 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
             y = x.double() + value * (1.0 + u)
         elif kind == "mask":
             n = x.shape[-1] if x.dim() > 0 else 1
-            masked = torch.rand(rows + (n,), generator=gen, device=x.device) < MASK_FRACTION
+            pattern = torch.randint(0, 3, rows + (1,), generator=gen, device=x.device)
+            cut = torch.randint(1, max(2, n), rows + (1,), generator=gen, device=x.device)
+            j = torch.arange(n, device=x.device)
+            masked = torch.where(pattern == 0, torch.rand(rows + (n,), generator=gen, device=x.device) < MASK_FRACTION,
+                                 torch.where(pattern == 1, j >= cut, j < cut))
             kept = torch.randint(0, n, rows + (1,), generator=gen, device=x.device)
             masked.scatter_(-1, kept, False)
             y = x.double().reshape(rows + (n,)).masked_fill(masked, value).reshape(x.shape)
@@ -105,7 +112,7 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
     return out
 
 
-#: The fraction of each row's entries a ``mask`` probe sets (:func:`apply_probe`).
+#: The fraction of a scattered-mask row's entries a ``mask`` probe sets (:func:`apply_probe`).
 MASK_FRACTION = 0.25
 
 
