@@ -391,9 +391,11 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
 #: (references/VERIFICATION.md, rule 12), as ``(r, modulus)``: the value (of a dim with
 #: ``multiple_of`` m: the value / m) is ``r mod modulus`` -- 8 mod 16, 16 mod 32, 32 mod 64,
 #: 64 mod 128, 128 mod 256 (valuations 3 to 7: a kernel keyed on a tile of 16 to 256 with a
-#: broken half tile) and 256 mod 1024 (a multiple of 1024 plus 256: a wide path for multiples of
-#: 256 that assumes a multiple of its 1024-element chunk). :data:`RESIDUES` gives 1, 2 and 4.
-VALUATION_CLASSES = ((8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 1024))
+#: broken half tile), 256 mod 1024 (a multiple of 1024 plus 256: a wide path for multiples of
+#: 256 that assumes a multiple of its 1024-element chunk), 512 mod 1024 and 1024 mod 2048
+#: (valuations 9, 10). :data:`RESIDUES` gives 1, 2 and 4; the timing shapes (powers of two) the
+#: valuations above 10.
+VALUATION_CLASSES = ((8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 1024), (512, 1024), (1024, 2048))
 #: A GPU plan's **long** value of each dim is at least this (past 2^16: the 4096-16384-65536
 #: element chunks and tiles of row-wise kernels), odd, drawn log-uniformly below ``2 LONG_MIN``.
 LONG_MIN = 2**16 + 1
@@ -443,7 +445,7 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
     (a memory and work budget: the joint shapes', :data:`JOINT_PLAN`), trying the drawn value and
     then ``L``; else it starts a shape with every other dim at its smallest value in ``shapes``,
     and is left out when even that does not fit (attention's S x S at 65537). Packed, so a task of
-    two dims needs about 7 new shapes, not 14.
+    two dims needs about 10 new shapes, not 18.
 
     ``shapes``: dicts of named positive dims, all with the same names (listed, derived and timing
     shapes). ``constraints``: per dim ``min``/``multiple_of`` (:func:`fit`). Returns new dicts,

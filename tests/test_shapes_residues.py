@@ -86,15 +86,15 @@ def test_plan_shape_counts_stay_small():
     """The residues come mostly from moving values already drawn: on the GPU flip2d keeps its
     3 derived shapes, softmax_rows gains 1 (3 -> 4), conv_relu_maxpool 3 (8 -> 11); the
     interpreter adds shapes of one large dim and about 300-4100 elements each. On the GPU the
-    higher valuations and long values (shapes.extreme_shapes, packed across dims) add 8 shapes to
-    flip2d and softmax_rows (2 dims: 6 classes and a long value each) and 18 to
+    higher valuations and long values (shapes.extreme_shapes, packed across dims) add 10 shapes to
+    flip2d and softmax_rows (2 dims: 8 classes and a long value each) and 22 to
     conv_relu_maxpool (5 dims, two or three large together within the budget); the
     interpreter's counts are unchanged."""
     counts = {(t, hw.target): len(_plan(t, hw)[2]) for t in ("flip2d", "softmax_rows", "conv_relu_maxpool")
               for hw in (CPU, GPU)}
-    assert counts == {("flip2d", "cpu"): 8, ("flip2d", "h200"): 3 + 8, ("softmax_rows", "cpu"): 8,
-                      ("softmax_rows", "h200"): 4 + 8, ("conv_relu_maxpool", "cpu"): 17,
-                      ("conv_relu_maxpool", "h200"): 11 + 18}, counts
+    assert counts == {("flip2d", "cpu"): 8, ("flip2d", "h200"): 3 + 10, ("softmax_rows", "cpu"): 8,
+                      ("softmax_rows", "h200"): 4 + 10, ("conv_relu_maxpool", "cpu"): 17,
+                      ("conv_relu_maxpool", "h200"): 11 + 22}, counts
     for hw in (CPU,):
         for t in ("flip2d", "softmax_rows", "conv_relu_maxpool"):
             listed, derived = _plan(t, hw)[1:]
@@ -172,8 +172,9 @@ H200 = dataclasses.replace(GPU, total_mem_bytes=139 * 2**30)  # as torch reports
 def test_gpu_plan_reaches_higher_valuations_and_long_values(task):
     """redteam_s8 ss1 (softmax wrong at N % 256 == 0, N % 1024 != 0), ms1 (matmul wrong at
     K % 64 == 32) and fs1 (flip wrong past 16384 columns unless N % 16384 == 0): on hw=h200 every dim
-    reaches, at a value of at least 257, 8 mod 16 ... 128 mod 256 and 256 mod 1024 (of the value /
-    multiple_of), and a value past 2^16 (shapes.extreme_shapes), for several seeds; the CPU
+    reaches, at a value of at least 257, 8 mod 16 ... 128 mod 256, 256 and 512 mod 1024 and 1024 mod
+    2048 (of the value / multiple_of), and a value past 2^16 (shapes.extreme_shapes), for several
+    seeds; the CPU
     (interpreter) plan gets none of it (its shapes are _plan's on main)."""
     from kernelsynth.shapes import LONG_MIN, VALUATION_CLASSES, in_class
 
