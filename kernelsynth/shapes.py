@@ -401,9 +401,10 @@ VALUATION_CLASSES = ((8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 1
 LONG_MIN = 2**16 + 1
 #: The budget of :func:`extreme_shapes` on a GPU, as :data:`JOINT_PLAN`'s: the product of the dims
 #: up to :data:`LARGE_DIM_PLAN`'s 2^30 (three dims of a few hundred fit together where the tensors
-#: stay small: conv's C_in x C_out x H), the spec's ``work`` bytes up to 16 MiB per shape (an
-#: ``allclose`` output travels whole to the parent's audit: conv_relu_maxpool's 18 such shapes
-#: move 60 MiB in all), FLOPs as the joint shapes'. None on the interpreter: no such shapes.
+#: stay small: conv's C_in x C_out x H), the spec's ``work`` bytes up to 16 MiB per shape (each is
+#: one more float64 reference and honest computation per candidate, and an ``allclose`` output
+#: of up to 2^21 elements travels whole to the parent's audit: conv_relu_maxpool's 22 such shapes
+#: move about 90 MiB in all), FLOPs as the joint shapes'. None on the interpreter: no such shapes.
 EXTREME_PLAN = {"interpret": None, "gpu": (2**30, 2**24, 2**34)}
 #: The huge shape (:func:`huge_shape`) has more elements than this: an int32 offset wraps there.
 HUGE_ELEMENTS = 2**31

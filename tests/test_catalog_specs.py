@@ -27,7 +27,7 @@ import torch
 
 from kernelsynth.jobs import INIT_SEED, _reference, init_inputs
 from kernelsynth.loading import import_file
-from kernelsynth.spec import load_spec
+from kernelsynth.spec import load_spec, probes_for
 from kernelsynth.tasks import discover
 from kernelsynth.verify.comparison import compare, run_reference, shares_storage
 from kernelsynth.verify.failures import VerificationFailure
@@ -196,23 +196,17 @@ def test_the_float64_reference_rounds_the_parameters_to_the_job_dtype_as_the_har
         assert _fails(out, unrounded(inputs[0].double()), spec, "bfloat16")
 
 
-#: the probes declared after redteam_s8 (session 9): the mask and constant-row kinds and the first
-#: probe of seven catalog specs. (Session 8's layernorm ``{shift: 1000}`` fails this check in
-#: bfloat16 -- the shifted rows round to multiples of 4-8, some to a constant row, and the eager
-#: reference and a float32 two-pass computation both leave its tolerance --, so it is not listed
-#: here: a finding for its spec, references/VERIFICATION.md Limits.)
-NEW_PROBES = {"softmax_rows": ("mask",), "cross_entropy": ("mask",), "layernorm": ("constant",),
-              "rmsnorm_residual": ("constant",), "swiglu": ("scale",), "gelu_tanh": ("scale",),
-              "column_sum": ("scale",), "cumsum_rows": ("scale",), "rope": ("scale",), "topk_rows": ("scale",),
-              "depthwise_conv2d": ("scale",)}
-PROBED = [(n, d, k) for n in sorted(NEW_PROBES) for d in load_spec(TASKS[n], task_folder=True).dtypes
-          for k, p in enumerate(load_spec(TASKS[n], task_folder=True).probes) if p["kind"] in NEW_PROBES[n]]
+#: every probe of every spec, in the dtypes it runs in (``spec.probes_for``), by its index in the
+#: spec's list
+PROBED = [(n, d, k) for n in sorted(TASKS) for d in load_spec(TASKS[n], task_folder=True).dtypes
+          for k, p in enumerate(load_spec(TASKS[n], task_folder=True).probes)
+          if p in probes_for(load_spec(TASKS[n], task_folder=True).probes, d)]
 
 
 @pytest.mark.parametrize("name,dtype_name,k", PROBED)
 def test_the_eager_reference_passes_each_input_range_probe(name, dtype_name, k):
-    """Every probe a spec declares (VERIFICATION.md rule 24: scale, shift, mask, constant rows)
-    leaves an honest computation -- the eager reference in the job dtype, its parameters scaled as
+    """Every probe a spec declares (VERIFICATION.md rule 24: scale, shift, mask, constant rows), in
+    each dtype it runs in, leaves an honest computation -- the eager reference in the job dtype, its parameters scaled as
     the probe says -- within the probe's tolerance of the float64 reference on the transformed
     inputs, at the interpreter's shapes (the GPU's listed shapes are larger: BENCHMARKS.md)."""
     from kernelsynth.verify.inputs import apply_probe, probe_tolerance

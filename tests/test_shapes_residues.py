@@ -203,7 +203,7 @@ def test_huge_shape_only_where_the_memory_allows():
     memory flip2d's every dtype gets one shape of more than 2^31 elements (float32: 17 GB in + out,
     x 4 copies within 60 % of 139 GiB); none without a known memory, none on an 80 GB device at
     4 bytes per element, none on the interpreter, none for an allclose task (its float64 reference
-    and whole-output audit), none where the spec's bytes are below 2^31 elements' worth."""
+    and honest copies), none where the spec's bytes are below 2^31 elements' worth."""
     spec = load_spec(SPECS_DIR / "flip2d" / "spec.yaml")
     from kernelsynth.stages.exploration import huge_shapes
 

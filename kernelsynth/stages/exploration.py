@@ -629,8 +629,8 @@ def huge_shapes(spec: TaskSpec, hw: Hardware, dtype: str) -> List[Dict[str, int]
     """The huge shape of ``spec`` at ``dtype`` on ``hw`` (VERIFICATION.md rule 12,
     :func:`kernelsynth.shapes.huge_shape`: more than 2^31 elements, where an int32 offset wraps),
     as a list of zero or one shape. Only on a GPU of known memory (``hw.total_mem_bytes``), for
-    ``exact`` tasks with a timing shape and ``work`` bytes (an ``allclose`` output travels whole
-    to the parent's audit and its reference is float64: 17 GB per tensor at 2^31 elements), when
+    ``exact`` tasks with a timing shape and ``work`` bytes (an ``allclose`` task's reference and
+    honest computations are float64 and float32 copies: 17 GB per float64 tensor at 2^31 elements), when
     the spec's bytes at the shape times :data:`~kernelsynth.shapes.HUGE_COPIES` are within
     :data:`~kernelsynth.shapes.HUGE_MEMORY_FRACTION` of the memory (flip2d: float32 and int32
     on a 141 GB H200, not on an 80 GB H100), and when those bytes are at least 2^31 elements'

@@ -72,8 +72,9 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
       float input set to ``c`` along the last dim, the same rows in every input of the same
       leading shape: rows of zero variance for a normalisation (redteam_s8 lr2, eps as a
       first-order correction: NaN there), zero rows for ``c = 0`` (an rms norm of ``x + r`` with
-      both zero). ``c`` should be exact in every dtype with few mantissa bits (1.5, 0), so that
-      an honest mean of the row is exactly ``c`` in any summation order.
+      both zero). ``c = 0`` is the safe choice: a mean of zeros is 0 in any summation order and
+      under any division, where a mean of 1.5s moves by an ulp under Triton's approximate float32
+      division (times rstd = 316 for eps = 1e-5).
 
     Other inputs (integers, bools, non-tensors) are kept. The reference is run on the
     transformed inputs, so whether the task is invariant decides only how far honest
