@@ -88,6 +88,7 @@ __device__ __forceinline__ void online(const float* v, float& m, float& s) {
 #pragma unroll
     for (int i = 1; i < W; ++i) vm = fmaxf(vm, v[i]);
     float mn = fmaxf(m, vm);
+    if (mn == NEG_INF) return;  // every value so far -inf (a masked run): s stays 0, no -inf - -inf = NaN
     float acc = 0.f;
 #pragma unroll
     for (int i = 0; i < W; ++i) acc += ks_exp(v[i] - mn);
