@@ -365,8 +365,14 @@ def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_s
     pool = PrecisionMeter.pooled([a, b, big, None])
     assert pool.candidate[1] == 10 >= POOLED_MIN_ELEMENTS and pool.min_elements == POOLED_MIN_ELEMENTS
     assert math.isclose(pool.accumulation, math.sqrt((6 * 1e-12 + 4 * 16e-12) / 10))
+    assert math.isclose(pool.margin, 1.4 * (1 + math.sqrt(2 / 10)))  # widened for 10 elements
     with pytest.raises(VerificationFailure, match="precision below the declared policy fp32"):
         pool.check("pooled")
     assert PrecisionMeter.pooled([big]) is None
     fine = PrecisionMeter.pooled([meter(6, 5e-8, 5e-8, 1e-6), meter(4, 6e-8, 5e-8, 4e-6)])
     assert fine.check("pooled")["rms"] <= fine.check("pooled")["bound"]
+    # bfloat16-like: no slack to hide in; 1.8x the honest RMS over 10 elements is inside the widened margin
+    bf = PrecisionMeter.pooled([meter(10, 1.8e-3, 1e-3, 1e-7)])
+    bf.check("pooled")
+    with pytest.raises(VerificationFailure):
+        PrecisionMeter.pooled([meter(10, 2.4e-3, 1e-3, 1e-7)]).check("pooled")
