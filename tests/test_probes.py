@@ -351,8 +351,9 @@ def test_scalar_output_precision_is_judged_over_the_pool_of_small_groups(monkeyp
 
 def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_slack():
     """PrecisionMeter.pooled (the worker's check_small_groups and the parent's audit both use it):
-    groups under MIN_ELEMENTS are added up and judged from POOLED_MIN_ELEMENTS; a group of long
-    reductions lends its slack only in proportion to its elements; big groups stay out."""
+    groups under MIN_ELEMENTS of at most POOL_PER_TRIAL outputs a trial are added up and judged from
+    POOLED_MIN_ELEMENTS; a group of long reductions lends its slack only in proportion to its
+    elements; big groups and small groups of a task with ordinary outputs stay out."""
     from kernelsynth.verify.precision import MIN_ELEMENTS, POOLED_MIN_ELEMENTS
 
     def meter(n, rms, honest, slack):
@@ -369,6 +370,7 @@ def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_s
     with pytest.raises(VerificationFailure, match="precision below the declared policy fp32"):
         pool.check("pooled")
     assert PrecisionMeter.pooled([big]) is None
+    assert PrecisionMeter.pooled([meter(100, 1.0, 1e-3, 1e-7)]) is None  # 100 outputs a trial: not a few-output task
     fine = PrecisionMeter.pooled([meter(6, 5e-8, 5e-8, 1e-6), meter(4, 6e-8, 5e-8, 4e-6)])
     assert fine.check("pooled")["rms"] <= fine.check("pooled")["bound"]
     # bfloat16-like: no slack to hide in; 1.8x the honest RMS over 10 elements is inside the widened margin

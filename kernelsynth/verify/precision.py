@@ -122,6 +122,12 @@ MIN_ELEMENTS = 256
 #: Its tail and lower-format fractions still need MIN_ELEMENTS (one element in the tail of 11 is
 #: 9 %, where the bound is a fraction of a percent).
 POOLED_MIN_ELEMENTS = 8
+#: A group joins the pool only when its trials measured at most this many elements each on
+#: average: a task of **few outputs** (a scalar loss, a handful of classes). A small group of a
+#: task with ordinary outputs (a probe trial on the interpreter's two smallest shapes) is not
+#: judged, as before: its own slack is sized for its group, and pooled with other groups' it
+#: rejected the honest layernorm v0 (shift probe, rtol factor 100, at 1x1 and 3x37).
+POOL_PER_TRIAL = 16
 #: Tail: an element's scaled error is in the tail when above ``TAIL_K`` x (the trial's honest RMS
 #: + ACCUMULATION) -- for a normal error, 6e-5 of the elements.
 TAIL_K = 4.0
@@ -340,18 +346,21 @@ class PrecisionMeter:
     #: the bound's factor on the honest RMS (:data:`MARGIN`; a pool of n elements: widened by
     #: ``1 + sqrt(2 / n)``, :meth:`pooled`)
     margin: float = MARGIN
+    #: trials pooled (:meth:`add_sums`)
+    trials: int = 0
 
     @classmethod
     def pooled(cls, meters: Sequence["PrecisionMeter"]) -> Optional["PrecisionMeter"]:
         """One meter of the ``meters`` (a job's shape groups) that measured fewer than
-        :data:`MIN_ELEMENTS` elements, every sum added, judged from :data:`POOLED_MIN_ELEMENTS`
+        :data:`MIN_ELEMENTS` elements and at most :data:`POOL_PER_TRIAL` per trial, every sum added, judged from :data:`POOLED_MIN_ELEMENTS`
         (rule 23: a task whose outputs are few per trial -- a scalar loss -- is judged over all its
         trials), or None when none of them measured anything. Its accumulation slack is the RMS of
         the groups' slacks weighted by their elements (a group of long reductions does not lend
         its slack to the others), and its margin is :data:`MARGIN` times ``1 + sqrt(2 / n)`` (the
         RMS of n normal errors has a relative spread of about ``1 / sqrt(2 n)``: an honest kernel
         at the reference's precision stays inside it over a few elements; n = 11: 2.2x)."""
-        small = [m for m in meters if m is not None and m.policy and 0 < m.candidate[1] < MIN_ELEMENTS]
+        small = [m for m in meters if m is not None and m.policy and 0 < m.candidate[1] < MIN_ELEMENTS
+                 and m.candidate[1] <= POOL_PER_TRIAL * max(1, m.trials)]
         if not small:
             return None
         out = cls(small[0].policy, min_elements=POOLED_MIN_ELEMENTS)
@@ -365,6 +374,7 @@ class PrecisionMeter:
             out._pool([out.ref_low], [m.ref_low])
             weighted += m.candidate[1] * m.accumulation ** 2
         out.slack = math.sqrt(weighted / out.candidate[1])
+        out.trials = sum(m.trials for m in small)
         out.margin = MARGIN * (1.0 + math.sqrt(2.0 / out.candidate[1]))
         return out
 
@@ -386,6 +396,7 @@ class PrecisionMeter:
         (:func:`accumulation_slack`; the group's bound takes the largest)."""
         if slack is not None:
             self.slack = slack if self.slack is None else max(self.slack, slack)
+        self.trials += 1
         self._pool([self.candidate], [candidate])
         self._pool(self.honest, honest)
         if sums is not None:

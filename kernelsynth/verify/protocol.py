@@ -17,7 +17,7 @@ from .inputs import (NUDGE_RTOLS, apply_changes, plan_changes, plan_exchange, pl
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
-from .precision import MIN_ELEMENTS, HonestReferences, PrecisionMeter, accumulation_slack
+from .precision import MIN_ELEMENTS, POOL_PER_TRIAL, HonestReferences, PrecisionMeter, accumulation_slack
 from .transport import audit_key, digest
 
 
@@ -191,14 +191,15 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
 
 def check_small_groups(reports: Sequence[VerificationReport]) -> Optional[VerificationReport]:
     """The precision rule (VERIFICATION.md rule 23) on the pool of the ``reports``' groups that
-    measured fewer than :data:`~kernelsynth.verify.precision.MIN_ELEMENTS` elements each
-    (:meth:`~kernelsynth.verify.precision.PrecisionMeter.pooled`): a report of group ``pooled``
+    measured fewer than :data:`~kernelsynth.verify.precision.MIN_ELEMENTS` elements and few per
+    trial (:meth:`~kernelsynth.verify.precision.PrecisionMeter.pooled`): a report of group ``pooled``
     with its statistics, or None when there is no such group. Raises VerificationFailure when the
     pool fails the rule (cross_entropy's one loss per trial: redteam_s8 cp1)."""
     pool = PrecisionMeter.pooled([r.meter for r in reports])
     if pool is None:
         return None
-    names = [s for r in reports if r.meter is not None and 0 < r.meter.candidate[1] < MIN_ELEMENTS for s in r.shapes]
+    names = [s for r in reports if r.meter is not None and 0 < r.meter.candidate[1] < MIN_ELEMENTS
+             and r.meter.candidate[1] <= POOL_PER_TRIAL * max(1, r.meter.trials) for s in r.shapes]
     rep = VerificationReport(shapes=names, meter=pool)
     rep.precision = pool.check(f"pooled small groups (shapes {', '.join(names)}; {pool.candidate[1]} elements)")
     return rep
