@@ -507,7 +507,10 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
         if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
             terms = honest.terms(model, inputs, ref)
             refs[key]["dtype"] = str(terms["dtype"])
-            if terms["scale"] is not None:
+            # a mask probe's -inf entries leave no rounding scale (the reference on squared inputs
+            # is inf/NaN there): its outputs are compared, not held to the precision rule (the
+            # H200 recorded a "precision RMS" of 605 for softmax_rows, session 9)
+            if terms["scale"] is not None and not (probe and probe["kind"] == "mask"):
                 slack = slack_of(shape, probe["rtol"] if probe else 1.0)
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
                 sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
