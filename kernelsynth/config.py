@@ -2,15 +2,20 @@
 
 Hydra merges each YAML file of ``conf/`` into these dataclasses, so a misspelled key or a value
 of the wrong type fails at start-up with a message that names the key (for example
-``Key 'trails' not in 'ExplorationConfig'``). The schemas are registered once, in
+``Key 'trails' not in 'ExplorationConfig'``); a key added with ``+`` gets past the schema and is
+refused by the engine before any work (:func:`unknown_settings`: ``exploration.trails is not a
+setting of exploration; did you mean exploration.trials?`` and the valid keys). The schemas are registered once, in
 :func:`register_configs`, under the name ``kernelsynth_schema``; ``conf/config.yaml`` lists that
 name first in its defaults.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import typing
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -157,6 +162,38 @@ class KernelsynthConfig:
     #: where measured ceilings are kept; null: $KERNELSYNTH_CACHE or ~/.cache/kernelsynth
     cache_dir: Optional[str] = None
     verbose: bool = False
+
+
+def unknown_settings(cfg: Any, schema: type = KernelsynthConfig, prefix: str = "") -> List[Tuple[str, List[str]]]:
+    """Keys of ``cfg`` (a mapping: the composed config, or one group of it with ``schema`` that
+    group's dataclass) that ``schema`` does not declare, as ``(dotted key, the valid keys there)``,
+    looking inside settings whose type is itself a dataclass (``exploration.sandbox``). Hydra's
+    schema refuses a misspelt key on the command line, but one added with ``+`` (as Hydra's own
+    message suggests) or ``++`` gets past it to a stage's constructor."""
+    if not dataclasses.is_dataclass(schema) or not hasattr(cfg, "keys"):
+        return []
+    types = typing.get_type_hints(schema)
+    valid = [f.name for f in dataclasses.fields(schema)]
+    out: List[Tuple[str, List[str]]] = []
+    for key in cfg.keys():
+        if key not in valid:
+            out.append((prefix + str(key), valid))
+        elif dataclasses.is_dataclass(types.get(key)):
+            out += unknown_settings(cfg[key], types[key], f"{prefix}{key}.")
+    return out
+
+
+def unknown_settings_message(found: List[Tuple[str, List[str]]]) -> str:
+    """One line per unknown key of :func:`unknown_settings`: the key, the closest valid one
+    (``difflib``), and every valid key of its group (without Hydra's ``_target_``)."""
+    lines = []
+    for key, valid in found:
+        group, _, name = key.rpartition(".")
+        names = [v for v in valid if not v.startswith("_")]
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"; did you mean {group + '.' if group else ''}{close[0]}?" if close else ""
+        lines.append(f"{key} is not a setting of {group or 'the config'}{hint} (valid: {', '.join(names)})")
+    return "\n".join(lines)
 
 
 def register_configs() -> None:

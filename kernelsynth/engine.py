@@ -18,6 +18,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import hardware
+from .config import unknown_settings, unknown_settings_message
 from .paths import cache_dir
 from .errors import SpecError, UserError
 from .publish import PublishError
@@ -65,8 +66,13 @@ STAGES = ("exploration", "selection", "synthesis", "publish")
 def build_stages(cfg: DictConfig) -> Dict[str, Any]:
     """Instantiate every stage from its config group (``_target_`` + settings).
 
-    Raises UserError naming the group when a setting is not accepted (e.g. a key added with ``+``).
+    Raises UserError naming the key, the closest valid one and the valid keys when the config
+    has a key its schema (kernelsynth/config.py) does not declare (one added with ``+``, which
+    Hydra's schema check lets through), and naming the group when a stage refuses a setting.
     """
+    found = unknown_settings(cfg)
+    if found:
+        raise UserError(unknown_settings_message(found))
     stages = {}
     for name in STAGES:
         try:

@@ -33,8 +33,9 @@ def test_cpu_run_writes_a_dataset_that_loads_with_the_declared_schema(cpu_run):
     assert rec["verification"]["performance_verified"] is False and rec["verification"]["passed"] is True
     assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2", "v3", "v4"]
     # trials x interpreter shapes, + once each: 1x4097, 2 fresh, one with M large and ragged, and
-    # rule 12's 4 residue shapes (a large 2 mod 4 and 4 mod 8 value of M and of N)
-    assert rec["verification"]["trials"] == 2 * 6 + 8
+    # rule 12's 2 residue shapes on the interpreter (2 of the 3 residues per dim, shapes.RESIDUE_PLAN:
+    # at seed 0 a large 4 mod 8 value of M and a 2 mod 4 one of N)
+    assert rec["verification"]["trials"] == 2 * 6 + 6
     assert "N - 1 - cols" in rec["trajectory"][1]["code"]
     assert rec["answer_code"] == rec["trajectory"][-1]["code"]
     assert rec["metrics"]["best_ms"] is None  # no timings on the interpreter
@@ -140,9 +141,53 @@ def cpu_run_config():
 
 
 def test_cli_appended_unknown_stage_setting_fails_before_any_work(tmp_path):
+    """Hydra's schema refuses exploration.trails=3 and suggests +exploration.trails=3, which got
+    past it to Exploration.__init__ ("unexpected keyword argument 'trails'", session 8's fresh clone)."""
     p = _cli("hw=cpu", "+exploration.trails=3", f"hydra.run.dir={tmp_path}")
-    assert p.returncode == 2 and "config group 'exploration'" in p.stderr and "trails" in p.stderr
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "kernelsynth: error: exploration.trails is not a setting of exploration; did you mean exploration.trials? "
+        "(valid: trials, timing_shape_trials, seed,"), p.stderr
+    assert "unexpected keyword" not in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "observations").exists()
+
+
+@pytest.mark.parametrize("terminal, progress, shown", [(False, True, False), (True, True, True), (True, False, False)])
+def test_the_progress_bar_is_drawn_on_a_terminal_only(terminal, progress, shown):
+    """A console that is not a terminal (a log file, a pipe) got the bar's last state as one stray
+    line at the end of exploration ("exploration   v3 wide_words int32 {...}", session 8's fresh clone)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from kernelsynth.stages.exploration import Exploration
+
+    buf = StringIO()
+    with Exploration(progress=progress).progress_bar(Console(file=buf, force_terminal=terminal, width=100)) as bar:
+        task = bar.add_task("", total=2)
+        bar.update(task, description="v3 wide_words int32")
+        bar.advance(task)
+    assert ("exploration" in buf.getvalue() and "v3 wide_words int32" in buf.getvalue()) == shown, buf.getvalue()
+    if not shown:
+        assert buf.getvalue() == ""
+
+
+def test_unknown_settings_name_each_key_added_past_the_schema_with_the_valid_ones():
+    from kernelsynth.config import unknown_settings, unknown_settings_message
+
+    assert unknown_settings(compose(["hw=cpu"])) == []
+    cfg = compose(["hw=cpu", "++exploration.sandbox.mod=on", "+selection.min_speed=2", "+task.dtype=[float32]",
+                   "+verbos=true", "exploration.trials=2"])
+    found = unknown_settings(cfg)
+    assert [k for k, _ in found] == ["task.dtype", "exploration.sandbox.mod", "selection.min_speed", "verbos"]
+    lines = unknown_settings_message(found).splitlines()
+    assert lines[0] == "task.dtype is not a setting of task; did you mean task.dtypes? " \
+                       "(valid: name, spec, search_path, tunables, dtypes)"
+    assert lines[1].startswith("exploration.sandbox.mod is not a setting of exploration.sandbox; did you mean "
+                               "exploration.sandbox.mode? (valid: mode, bwrap,")
+    assert lines[2] == "selection.min_speed is not a setting of selection; did you mean selection.min_speedup? " \
+                       "(valid: min_speedup, max_timing_spread, require_all_configs_correct)"
+    assert lines[3].startswith("verbos is not a setting of the config; did you mean verbose? (valid: task, hw,")
 
 
 def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path):
