@@ -151,6 +151,16 @@ def test_readme_and_help_commands_run_on_the_cpu(tmp_path):
     assert sorted(hub.state.repos) == ["org/name"]  # the README's publish commands pushed there
 
 
+def test_the_readme_fields_list_is_the_record_schema():
+    """README's "Fields:" list names every column of kernelsynth.records.FEATURES, in order (session 8's
+    fresh clone found precision_policy missing)."""
+    from kernelsynth.records import FEATURES
+
+    text = (ROOT / "README.md").read_text()
+    listed = re.search(r"^Fields: `([^`]*)`", text, re.M).group(1)
+    assert [f.strip().removesuffix("[]") for f in listed.split(",")] == list(FEATURES)
+
+
 def test_cluster_sweeps_are_not_run_and_say_where_they_are_exercised():
     readme = (ROOT / "README.md").read_text()
     cluster = [c for c in readme_commands(readme) if "hydra/launcher=" in c]
