@@ -506,16 +506,24 @@ class Exploration:
             log.info("rejected %s  (%s)", job.label, row["reason"][:200])
         return left
 
-    def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
-                  references: Optional[Dict[Any, Dict[str, Any]]] = None, devices: Optional[List[Device]] = None):
+    def progress_bar(self, console=None):
+        """The exploration's progress bar (rich), on ``console`` (default: rich's global console).
+        Shown only with ``progress`` and on a terminal: rich draws nothing while a redirected
+        console runs, but prints the bar's last state once at the end -- a stray
+        ``exploration ... v3 wide_words int32 {...}`` line in a log of the console (session 8)."""
+        from rich import get_console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        live = self.progress and (console or get_console()).is_terminal
+        return Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.description}"), console=console, disable=not live, transient=False)
+
+    def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
+                  references: Optional[Dict[Any, Dict[str, Any]]] = None, devices: Optional[List[Device]] = None):
         counts = {"accepted": 0, "rejected": 0}
         fingerprints = {d.index: d.fingerprint for d in devices or []}
         todo = self._screen(todo, store, counts)
-        with Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.description}"), console=console, disable=not self.progress,
-                      transient=False) as bar:
+        with self.progress_bar(console) as bar:
             task = bar.add_task("", total=len(todo))
             problems: Dict[int, str] = {}
 
