@@ -51,28 +51,44 @@ def run(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------------------- 2. merge
+#: The second task of the sweeps: specs/conv_relu_maxpool copied under this name with
+#: ``shapes: {derived: false}`` (its listed interpreter shapes only). What the sweep tests check
+#: (merge = one run over the union) does not depend on the shapes; rule 12's derived shapes cost a
+#: conv v3 job on the interpreter about a minute, and the sweep runs four of them.
+CONV = "conv_listed"
+
+
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory):
-    """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, conv_relu_maxpool over BLOCK_W,
-    the tunable it has), merged into one dataset, and one run per task over both values.
+    """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, conv_relu_maxpool -- as CONV, a
+    copy verified on its listed shapes only, found through task.search_path -- over BLOCK_W, the
+    tunable it has), merged into one dataset, and one run per task over both values.
     Tunables are pinned with plain task.tunables.X overrides. The flip2d sweep runs through
     hydra-submitit-launcher's local executor (``hydra/launcher=submitit_local``: each job a process
-    of submitit's, as on Slurm), the conv_relu_maxpool one through Hydra's basic launcher."""
+    of submitit's, as on Slurm), the conv one through Hydra's basic launcher."""
+    import shutil
+
     tmp = tmp_path_factory.mktemp("sweeps")
     env = _env(tmp)
     out = {"tmp": tmp, "procs": {}}
+    conv = tmp / "specs" / CONV
+    shutil.copytree(ROOT / "specs" / "conv_relu_maxpool", conv, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (conv / "spec.yaml").read_text()
+    assert "\nshapes:\n" in text
+    (conv / "spec.yaml").write_text(text.replace("\nshapes:\n", "\nshapes:\n  derived: false\n", 1))
+    roots = [f"task.search_path=[{tmp / 'specs'}]"]
     # num_warps pinned: one config per job, so the single run's first two configs are the union
-    for task, tunable, launcher in (("flip2d", "BLOCK_N=128,256", ["hydra/launcher=submitit_local"]),
-                                    ("conv_relu_maxpool", "BLOCK_W=16,32", [])):
-        p = _ks("-m", *launcher, *CHEAP, f"task={task}", f"task.tunables.{tunable}", "task.tunables.num_warps=4",
+    for task, tunable, launcher, extra in (("flip2d", "BLOCK_N=128,256", ["hydra/launcher=submitit_local"], []),
+                                           (CONV, "BLOCK_W=16,32", [], roots)):
+        p = _ks("-m", *launcher, *CHEAP, *extra, f"task={task}", f"task.tunables.{tunable}", "task.tunables.num_warps=4",
                 f"hydra.sweep.dir={tmp / task}", f"cache_dir={tmp / 'cache'}", env=env)
         out["procs"][task] = p
         assert p.returncode == 0, p.stderr[-3000:]
-        one = _ks(*CHEAP, f"task={task}", f"task.tunables.{tunable.replace('=', '=[')}]", "task.tunables.num_warps=4",
+        one = _ks(*CHEAP, *extra, f"task={task}", f"task.tunables.{tunable.replace('=', '=[')}]", "task.tunables.num_warps=4",
                   "exploration.interpreter_max_configs=2", f"hydra.run.dir={tmp / ('one-' + task)}",
                   f"cache_dir={tmp / 'cache'}", env=env)
         assert one.returncode == 0, one.stderr[-3000:]
-    out["merge"] = _ks("merge", tmp / "flip2d", tmp / "conv_relu_maxpool", "--out", tmp / "both", env=env, tools=True)
+    out["merge"] = _ks("merge", tmp / "flip2d", tmp / CONV, "--out", tmp / "both", env=env, tools=True)
     return out
 
 
@@ -114,18 +130,18 @@ def test_merged_sweeps_equal_one_run_over_the_union(sweeps):
     tmp = sweeps["tmp"]
     assert sweeps["merge"].returncode == 0, sweeps["merge"].stderr
     both = tmp / "both" / "dataset"
-    for task in ("flip2d", "conv_relu_maxpool"):
+    for task in ("flip2d", CONV):
         merged = _comparable(datasets.load_dataset(str(both), task, split="cpu").to_list())
         single = _comparable(datasets.load_dataset(str(tmp / f"one-{task}" / "dataset"), split="train").to_list())
         assert merged and merged == single
     ids = pq.read_table(tmp / "both" / "observations.parquet").column("key").to_pylist()
     assert len(ids) == len(set(ids))  # deduplicated by key
-    singles = [k for task in ("flip2d", "conv_relu_maxpool")
+    singles = [k for task in ("flip2d", CONV)
                for k in pq.read_table(tmp / f"one-{task}" / "observations.parquet").column("key").to_pylist()]
     assert sorted(ids) == sorted(singles)  # the same work: the union of the jobs is the single run
     card = (both / "README.md").read_text()
     for field in ("license: apache-2.0", "task_categories:", "size_categories:", "config_name: flip2d",
-                  "config_name: conv_relu_maxpool", "split: cpu"):
+                  f"config_name: {CONV}", "split: cpu"):
         assert field in card
 
 
@@ -183,19 +199,19 @@ def test_two_merged_folders_of_the_same_name_load_their_own_records(sweeps, tmp_
 
     from kernelsynth.merge import merge
 
-    merge([sweeps["tmp"] / "flip2d", sweeps["tmp"] / "conv_relu_maxpool"], tmp_path / "a")
+    merge([sweeps["tmp"] / "flip2d", sweeps["tmp"] / CONV], tmp_path / "a")
     merge([sweeps["tmp"] / "flip2d"], tmp_path / "b")
     a = datasets.load_dataset(str(tmp_path / "a" / "dataset"), "flip2d", split="cpu")
     b = datasets.load_dataset(str(tmp_path / "b" / "dataset"), "flip2d", split="cpu")
     assert a["id"] == b["id"]  # same records, and
-    c = datasets.load_dataset(str(tmp_path / "a" / "dataset"), "conv_relu_maxpool", split="cpu")
-    assert c[0]["task"] == "conv_relu_maxpool"
+    c = datasets.load_dataset(str(tmp_path / "a" / "dataset"), CONV, split="cpu")
+    assert c[0]["task"] == CONV
     with pytest.raises(ValueError):
-        datasets.load_dataset(str(tmp_path / "b" / "dataset"), "conv_relu_maxpool", split="cpu")
+        datasets.load_dataset(str(tmp_path / "b" / "dataset"), CONV, split="cpu")
 
 
 def test_merge_without_out_for_several_sweeps_is_one_line(sweeps, tmp_path):
-    p = _ks("merge", sweeps["tmp"] / "flip2d", sweeps["tmp"] / "conv_relu_maxpool", env=_env(tmp_path), tools=True)
+    p = _ks("merge", sweeps["tmp"] / "flip2d", sweeps["tmp"] / CONV, env=_env(tmp_path), tools=True)
     assert p.returncode == 2 and "--out DIR" in p.stderr and "Traceback" not in p.stderr
 
 
