@@ -262,6 +262,12 @@ def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Di
 #: value (of a dim with ``multiple_of`` m: the value / m) that is odd, 2 mod 4 or 4 mod 8. A vector
 #: path of width 2, 4 or 8 with a broken tail runs only at one of them; none is a multiple of 8.
 RESIDUES = (1, 2, 4)
+#: Per hardware target: how many of :data:`RESIDUES` each dim reaches at a large value
+#: (:func:`residue_shapes` ``cover``). The GPU: all of them. The interpreter: 2 (odd, and 2 mod 4
+#: or 4 mod 8 in turn with the run seed and the dim): its shapes of one large dim run one program instance
+#: per image or row in Python, and the third residue of every dim took conv_relu_maxpool's v3 job
+#: on the CPU from 66 s to 214 s (one trial; references/VERIFICATION.md rule 12 and Limits).
+RESIDUE_PLAN = {"interpret": 2, "gpu": len(RESIDUES)}
 
 
 def residue(value: int, multiple_of: int = 1) -> int:
@@ -282,7 +288,8 @@ def with_residue(value: int, r: int, multiple_of: int = 1, up: bool = False) -> 
 
 def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str, int]], seed: int, high: int,
                    fits: Callable[[Dict[str, int]], bool], constraints: Optional[Constraints] = None, low: int = LARGE_MIN,
-                   above_listed: bool = False, pack: bool = True, top: int = 3) -> List[Dict[str, int]]:
+                   above_listed: bool = False, pack: bool = True, top: int = 3,
+                   cover: int = len(RESIDUES)) -> List[Dict[str, int]]:
     """``derived`` with residues changed, and the shapes to add, so that every dim reaches each of
     :data:`RESIDUES` at a large value (references/VERIFICATION.md, rule 12). The other planners
     make every new value odd (an odd multiple), so without this a kernel wrong only at even sizes
@@ -311,6 +318,13 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
        interpreter's shape of one large dim has about ``L`` elements); left out when even that
        does not fit.
 
+    With ``cover`` below ``len(RESIDUES)`` (:data:`RESIDUE_PLAN`, the interpreter), a dim is to
+    reach only the first ``cover - 1`` residues (odd first) and one of the others, in turn with
+    ``seed +`` the index of the dim: step 1 assigns only those (the fewest changes before the
+    largest values, so an odd value already drawn stays), step 2 adds only those. With ``cover``
+    2 every dim gets a large odd value and a large 2 mod 4 or 4 mod 8 one, and seeds s and s + 1
+    together give it all three.
+
     ``listed``/``derived``: dicts of named positive dims with the same names. ``constraints``:
     per dim ``min``/``multiple_of``. Returns the new ``derived`` (same order, same length) followed
     by the added shapes; none equal to a listed shape or to each other.
@@ -326,7 +340,13 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
     def covered(n, shapes):
         return {residue(s[n], mults[n]) for s in shapes if s[n] >= large[n]} & set(RESIDUES)
 
-    for n in names:
+    def wanted(i):
+        """The residues dim ``i`` is to reach: all, or with ``cover`` below 3 the first ``cover - 1``
+        (odd first) and one of the others in turn with the seed and the dim."""
+        rest = RESIDUES[cover - 1:]
+        return RESIDUES[:cover - 1] + (rest[(seed + i) % len(rest)],) if cover < len(RESIDUES) else RESIDUES
+
+    for dim, n in enumerate(names):
         marks = (low, large[n], THRESHOLD_DIM + 1)
         order = sorted(range(len(out)), key=lambda i: -out[i][n])[:top]
 
@@ -338,7 +358,7 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
             return d if ok else None
 
         best = None
-        for assign in itertools.product(RESIDUES, repeat=len(order)):
+        for assign in itertools.product(wanted(dim), repeat=len(order)):
             values = [moved(out[i][n], r) for i, r in zip(order, assign)]
             if None in values:
                 continue
@@ -349,7 +369,9 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
                 continue
             tops = sorted(max([s[n] for s in listed + trial if residue(s[n], mults[n]) == r], default=0)
                           for r in RESIDUES)
-            key = (len(covered(n, listed + trial)), tops, -sum(t != o for t, o in zip(trial, out)))
+            changes = -sum(t != o for t, o in zip(trial, out))
+            key = (len(covered(n, listed + trial)), tops, changes) if cover >= len(RESIDUES) else \
+                (len(covered(n, listed + trial)), changes, tops)  # the interpreter: the fewest changes first
             if best is None or key > best[0]:
                 best = (key, trial)
         if best is not None:
@@ -362,11 +384,14 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
             for n in names}
     added: List[Dict[str, int]] = []
     holds: List[set] = []  # the dims each added shape gives a large value
-    for n in names:
-        for r in RESIDUES:
-            drawn = int(math.exp(rng.uniform(math.log(large[n]), math.log(max(large[n], min(high, 2 * large[n]))))))
+    for i, n in enumerate(names):
+        # drawn for every residue in turn (the same draws whatever ``cover`` leaves out)
+        draws = {r: int(math.exp(rng.uniform(math.log(large[n]), math.log(max(large[n], min(high, 2 * large[n]))))))
+                 for r in RESIDUES}
+        for r in wanted(i):
             if r in covered(n, every + added):
                 continue
+            drawn = draws[r]
             value = with_residue(drawn, r, mults[n])
             if value < large[n]:
                 value = with_residue(large[n], r, mults[n], up=True)

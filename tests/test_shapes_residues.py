@@ -16,8 +16,8 @@ from conftest import ROOT
 from kernelsynth.external import ExternalCandidate
 from kernelsynth.hardware import Hardware
 from kernelsynth.paths import SPECS_DIR
-from kernelsynth.shapes import (LARGE_MIN, RESIDUES, THRESHOLD_DIM, is_large_ragged, residue, residue_shapes,
-                                with_residue)
+from kernelsynth.shapes import (LARGE_MIN, RESIDUE_PLAN, RESIDUES, THRESHOLD_DIM, is_large_ragged, residue,
+                                residue_shapes, with_residue)
 from kernelsynth.spec import load_spec
 from kernelsynth.stages.exploration import Exploration
 
@@ -47,20 +47,26 @@ def _plan(task, hw, seed=0):
 def test_every_dim_reaches_each_residue_at_a_large_value_on_each_target(task):
     """The planner's guarantee, read from the real plan: per dim, a value of each residue (of the
     value / multiple_of) that is large -- at least LARGE_MIN on the GPU; on the interpreter also
-    above every listed value of the dim --, and a large value no tile modulus divides."""
+    above every listed value of the dim --, and a large value no tile modulus divides. The GPU plan
+    has every residue in every run; the interpreter's has 2 of the 3 per dim (RESIDUE_PLAN): a large
+    odd value always, and seeds 0, 1, 2 together have all 3."""
+    assert RESIDUE_PLAN == {"interpret": 2, "gpu": 3}
     for hw in (CPU, GPU):
-        for seed in (0, 1):
+        union = {}
+        for seed in (0, 1, 2):
             spec, listed, derived = _plan(task, hw, seed)
             shapes = listed + derived
             assert len({json.dumps(s, sort_keys=True) for s in shapes}) == len(shapes)  # no shape twice
             for n in listed[0]:
                 mult = int((spec.constraints or {}).get(n, {}).get("multiple_of", 1))
                 floor = max(LARGE_MIN, 1 + max(s[n] for s in listed)) if hw.interpret else LARGE_MIN
-                for r in RESIDUES:
-                    assert any(s[n] >= floor and residue(s[n], mult) == r for s in shapes), (hw.target, seed, n, r)
+                got = {residue(s[n], mult) for s in shapes if s[n] >= floor} & set(RESIDUES)
+                assert len(got) >= (2 if hw.interpret else 3) and 1 in got, (hw.target, seed, n, got)
+                union.setdefault(n, set()).update(got)
                 assert any(is_large_ragged(s[n], multiple_of=mult) for s in shapes), (hw.target, n)
                 assert all(s[n] % mult == 0 and s[n] >= (spec.constraints or {}).get(n, {}).get("min", 1)
                            for s in derived)
+        assert all(got == set(RESIDUES) for got in union.values()), (hw.target, union)
 
 
 def test_residue_shapes_move_values_down_and_keep_the_budgets_and_the_4096_crossing():
@@ -82,18 +88,40 @@ def test_residue_shapes_move_values_down_and_keep_the_budgets_and_the_4096_cross
     assert residue_shapes(listed, [], 0, 300, lambda s: False) == []  # nothing fits: nothing added
 
 
+def test_residue_shapes_cover_two_of_three_on_the_interpreter_and_rotate_the_one_left_out():
+    """cover=2 (RESIDUE_PLAN["interpret"]): each dim gets a large odd value and one large value of
+    2 mod 4 or 4 mod 8, in turn with the seed and the dim, so that seeds 0 and 1 cover all 3."""
+    listed = [{"M": 3, "N": 5}, {"M": 4, "N": 67}]
+    fits = lambda s: math.prod(s.values()) <= 2**20  # noqa: E731
+    left_out = {}
+    for seed in (0, 1, 2):
+        added = residue_shapes(listed, [], seed, 300, fits, above_listed=True, pack=False, cover=2)
+        assert len(added) == 4
+        for n in ("M", "N"):
+            got = {residue(s[n]) for s in added if s[n] > 67}
+            assert len(got) == 2 and 1 in got, (seed, n, added)
+            left_out.setdefault(n, set()).update(set(RESIDUES) - got)
+            if seed == 1:  # seeds 0 and 1 left out different residues
+                assert left_out[n] == {2, 4}, left_out
+        full = residue_shapes(listed, [], seed, 300, fits, above_listed=True, pack=False)
+        assert len(full) == 6 and all(s in full for s in added)  # the same draws: a subset of the full plan
+    assert left_out == {"M": {2, 4}, "N": {2, 4}}, left_out
+
+
 def test_plan_shape_counts_stay_small():
     """The residues come mostly from moving values already drawn: on the GPU flip2d keeps its
     3 derived shapes, softmax_rows gains 1 (3 -> 4), conv_relu_maxpool 3 (8 -> 11); the
-    interpreter adds shapes of one large dim and about 300-4100 elements each. On the GPU the
+    interpreter adds shapes of one large dim and about 300-4100 elements each, one per dim for
+    these tasks (odd and one other residue: flip2d and softmax_rows 4 -> 6, conv_relu_maxpool 7 -> 12;
+    all 3 would be 8 and 17). On the GPU the
     higher valuations and long values (shapes.extreme_shapes, packed across dims) add 10 shapes to
     flip2d and softmax_rows (2 dims: 8 classes and a long value each) and 22 to
-    conv_relu_maxpool (5 dims, two or three large together within the budget); the
-    interpreter's counts are unchanged."""
+    conv_relu_maxpool (5 dims, two or three large together within the budget), none on the
+    interpreter."""
     counts = {(t, hw.target): len(_plan(t, hw)[2]) for t in ("flip2d", "softmax_rows", "conv_relu_maxpool")
               for hw in (CPU, GPU)}
-    assert counts == {("flip2d", "cpu"): 8, ("flip2d", "h200"): 3 + 10, ("softmax_rows", "cpu"): 8,
-                      ("softmax_rows", "h200"): 4 + 10, ("conv_relu_maxpool", "cpu"): 17,
+    assert counts == {("flip2d", "cpu"): 6, ("flip2d", "h200"): 3 + 10, ("softmax_rows", "cpu"): 6,
+                      ("softmax_rows", "h200"): 4 + 10, ("conv_relu_maxpool", "cpu"): 12,
                       ("conv_relu_maxpool", "h200"): 11 + 22}, counts
     for hw in (CPU,):
         for t in ("flip2d", "softmax_rows", "conv_relu_maxpool"):
@@ -102,16 +130,16 @@ def test_plan_shape_counts_stay_small():
             assert all(math.prod(s.values()) <= 4 * (THRESHOLD_DIM + 8) for s in added)
 
 
-def _evaluate(spec_path, files, derived):
+def _evaluate(spec_path, files, derived, seed=0):
     """{file stem: (verdict, reason)} of the real harness (kernelsynth.jobs.evaluate, in this
     process: the red team's files are plain Triton) on the CPU plan of ``spec_path`` for each
     external candidate, one trial, the first listed shape and the derived shapes ``derived``
-    accepts (the others cost interpreter time and test other rules)."""
+    accepts (the others cost interpreter time and test other rules), at the run ``seed``."""
     from kernelsynth.jobs import evaluate
 
     spec = load_spec(spec_path)
     ext = [ExternalCandidate(f.stem, f) for f in files]
-    jobs = [j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(spec, CPU, external=ext)
+    jobs = [j for j in Exploration(trials=1, seed=seed, baselines=False, sources=["external"]).plan(spec, CPU, external=ext)
             if j.request.candidate.role == "external" and j.request.dtype == "float32"]
     out = {}
     for j in jobs:
@@ -125,9 +153,10 @@ def _evaluate(spec_path, files, derived):
 
 def test_flip_cheat_wrong_at_4_mod_8_above_300_is_rejected_and_honest_accepted(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    got = _evaluate(SPECS_DIR / "flip2d" / "spec.yaml",
-                    [RT7 / "flip" / "fs1_wrong_when_cols_4_mod_8_over_300.py", RT7 / "flip" / "fh1_flat_index_divmod.py"],
-                    lambda s: s["N"] > 300)
+    spec_path = SPECS_DIR / "flip2d" / "spec.yaml"
+    got = _evaluate(spec_path, [RT7 / "flip" / "fs1_wrong_when_cols_4_mod_8_over_300.py",
+                                RT7 / "flip" / "fh1_flat_index_divmod.py"],
+                    lambda s: s["N"] > 300, _seed_with(spec_path, lambda s: s["N"] > 300 and s["N"] % 8 == 4))
     verdict, reason = got["fs1_wrong_when_cols_4_mod_8_over_300"]
     m, n = map(int, re.search(r"shape (\d+)x(\d+), trial 0: not bit-exact", reason).groups())
     assert verdict == "rejected" and n % 8 == 4 and n > 300, reason
@@ -136,9 +165,10 @@ def test_flip_cheat_wrong_at_4_mod_8_above_300_is_rejected_and_honest_accepted(m
 
 def test_softmax_cheat_wrong_at_2_mod_4_above_130_is_rejected_and_honest_accepted(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    got = _evaluate(SPECS_DIR / "softmax_rows" / "spec.yaml",
-                    [RT7 / "softmax" / "ss1_wrong_when_n_2_mod_4_over_130.py",
-                     RT7 / "softmax" / "sh1_online_two_rows_per_program.py"], lambda s: s["N"] > 130)
+    spec_path = SPECS_DIR / "softmax_rows" / "spec.yaml"
+    got = _evaluate(spec_path, [RT7 / "softmax" / "ss1_wrong_when_n_2_mod_4_over_130.py",
+                                RT7 / "softmax" / "sh1_online_two_rows_per_program.py"],
+                    lambda s: s["N"] > 130, _seed_with(spec_path, lambda s: s["N"] > 130 and s["N"] % 4 == 2))
     verdict, reason = got["ss1_wrong_when_n_2_mod_4_over_130"]
     m, n = map(int, re.search(r"shape (\d+)x(\d+), trial 0: outside atol", reason).groups())
     assert verdict == "rejected" and n % 4 == 2 and n > 130, reason
@@ -150,19 +180,28 @@ def test_conv_cheat_wrong_at_cout_2_mod_4_is_rejected_and_honest_accepted(monkey
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     two_mod_4 = lambda s: s["C_out"] % 4 == 2  # noqa: E731
     spec_path = RT7 / "specs" / "conv_relu_maxpool" / "spec.yaml"
-    assert any(two_mod_4(s) for s in _plan_of(spec_path))
     got = _evaluate(spec_path, [RT7 / "conv" / "s1_wrong_when_cout_2_mod_4.py",
-                                RT7 / "conv" / "h1_direct_four_window_accumulators.py"], two_mod_4)
+                                RT7 / "conv" / "h1_direct_four_window_accumulators.py"], two_mod_4,
+                    _seed_with(spec_path, two_mod_4))
     verdict, reason = got["s1_wrong_when_cout_2_mod_4"]
     c_out = int(re.search(r"shape \d+x\d+x(\d+)x\d+x\d+, trial 0: outside atol", reason).group(1))
     assert verdict == "rejected" and c_out % 4 == 2, reason
     assert got["h1_direct_four_window_accumulators"][0] == "accepted", got
 
 
-def _plan_of(spec_path):
+def _plan_of(spec_path, seed=0):
     spec = load_spec(spec_path)
-    job = next(j for j in Exploration(baselines=False).plan(spec, CPU) if not j.request.candidate.trusted)
+    job = next(j for j in Exploration(seed=seed, baselines=False).plan(spec, CPU) if not j.request.candidate.trusted)
     return job.request.derived_shapes
+
+
+def _seed_with(spec_path, cheat_shape):
+    """The first of seeds 0, 1, 2 whose CPU plan has a derived shape ``cheat_shape`` accepts (the
+    interpreter's plan has odd and one other residue per dim, RESIDUE_PLAN; these seeds together
+    have all 3: asserted here too)."""
+    seed = next((s for s in (0, 1, 2) if any(cheat_shape(x) for x in _plan_of(spec_path, s))), None)
+    assert seed is not None, "no CPU plan of seeds 0-2 has the residue"
+    return seed
 
 
 H200 = dataclasses.replace(GPU, total_mem_bytes=139 * 2**30)  # as torch reports an H200's memory

@@ -37,8 +37,9 @@ from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
 from ..spec import DTYPE_ITEMSIZE, TaskSpec, merge_reference_ops, probes_for
 from ..screen import screen_source
-from ..shapes import (EXTREME_PLAN, HUGE_COPIES, HUGE_ELEMENTS, HUGE_MEMORY_FRACTION, JOINT_PLAN, LARGE_DIM_PLAN, derived_shapes, extreme_shapes,
-                      huge_shape, joint_shapes, large_dim_shapes, residue_shapes)
+from ..shapes import (EXTREME_PLAN, HUGE_COPIES, HUGE_ELEMENTS, HUGE_MEMORY_FRACTION, JOINT_PLAN, LARGE_DIM_PLAN,
+                      RESIDUE_PLAN, derived_shapes, extreme_shapes, huge_shape, joint_shapes, large_dim_shapes,
+                      residue_shapes)
 from ..store import ObservationStore, schema_mismatches
 from ..workers import JobResult, WorkerPool
 
@@ -121,13 +122,14 @@ class Exploration:
                                     pairs=not hw.interpret, constraints=spec.constraints, within_listed=hw.interpret)
             derived += large_dim_shapes(listed + derived, self.seed, high, budget, constraints=spec.constraints,
                                         pack=not hw.interpret)
-            # every dim large at residues 1, 2 mod 4 and 4 mod 8, mostly by moving values already drawn; the
-            # shapes added for the rest within the joint shapes' budget (GPU, packed) or of about 300-4100
-            # elements, one large dim each (the interpreter: above every listed value)
+            # every dim large at residues 1, 2 mod 4 and 4 mod 8 (the interpreter: odd and one other, RESIDUE_PLAN),
+            # mostly by moving values already drawn; the shapes added for the rest within the joint shapes'
+            # budget (GPU, packed) or of about 300-4100 elements, one large dim each (the interpreter: above
+            # every listed value)
             fits = ((lambda s: math.prod(s.values()) <= budget) if hw.interpret
                     else joint_fits(spec, listed, JOINT_PLAN[target]))
             derived = residue_shapes(listed, derived, self.seed, high, fits, constraints=spec.constraints,
-                                     above_listed=hw.interpret, pack=not hw.interpret)
+                                     above_listed=hw.interpret, pack=not hw.interpret, cover=RESIDUE_PLAN[target])
             if not hw.interpret:  # GPU only: 8 mod 16 ... 256 mod 1024 and a value past 2^16 per dim, packed
                 seen = listed + derived + ([spec.timing_shape] if spec.timing_shape else [])
                 derived += extreme_shapes(seen, self.seed, joint_fits(spec, listed, EXTREME_PLAN[target]),
