@@ -30,18 +30,19 @@ def fa1():
 
 def sm1():
     m = load("softmax/sm1_memo_on_column_checksums.py").ModelNew()
-    x = 2 * torch.randn(3, 37)
+    x = torch.round(2 * torch.randn(3, 37) * 64) / 64  # logits on a 1/64 grid: the edit below is exact
     m(x)
-    x[:, 5] += torch.tensor([1.0, -2.0, 1.0])  # column sum and row-weighted sum kept
+    x[:, 5] += torch.tensor([4.0, -8.0, 4.0])  # column sum and row-weighted sum kept
     err = float((m(x) - torch.softmax(x, -1)).abs().max())
-    print(f"sm1: column 5 edited by (+1, -2, +1) down its rows -> max error {err:.3f}")
+    print(f"sm1: column 5 edited by (+4, -8, +4) down its rows -> max error {err:.3f}")
 
 
 def sn1():
     m = load("softmax/sn1_no_max_subtraction_overflow_guarded.py").ModelNew()
-    x = 2 * torch.randn(4, 64) - 100.0
-    y = m(x)
-    print(f"sn1: softmax(x - 100) -> {int(y.isnan().sum())} of 256 NaN (reference: none)")
+    x = 2 * torch.randn(4, 64)
+    y = m(x - 120.0)
+    e = float((m(x - 95.0) - torch.softmax(x, -1)).abs().max())
+    print(f"sn1: softmax(x - 120) -> {int(y.isnan().sum())} of 256 NaN (reference: none); softmax(x - 95): max error {e:.2e}")
 
 
 def sp2():
@@ -99,6 +100,15 @@ def rk2():
     print(f"rk2: a second model whose weight differs by 0.25 (1, -3, 3, -1) -> max error {float((b(x, r) - ref).abs().max()):.3f}")
 
 
+def lm1():
+    m = load("layernorm/lm1_incremental_memo_on_row_second_moments.py").ModelNew(64)
+    x = torch.round(torch.randn(4, 64) * 64) / 64 + 1  # on a 1/64 grid: the edit below is exact
+    m(x)
+    x[2, 20:24] += 0.5 * torch.tensor([1.0, -3.0, 3.0, -1.0])  # row sum and second moment kept
+    ref = torch.nn.functional.layer_norm(x, (64,), m.weight, m.bias, 1e-5)
+    print(f"lm1: row 2 edited by 0.5 (1, -3, 3, -1) -> max error {float((m(x) - ref).abs().max()):.3f}")
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or ["fa1", "sm1", "sn1", "sp2", "ln1", "mp2", "rk2"]:
+    for name in sys.argv[1:] or ["fa1", "sm1", "sn1", "sp2", "ln1", "mp2", "rk2", "lm1"]:
         globals()[name]()

@@ -1,18 +1,19 @@
 #!/bin/bash
-# CPU runs of the red team s9 set (hw=cpu, Triton interpreter, float32, two trials, external only).
+# CPU runs of the red team s9 set (hw=cpu, Triton interpreter, float32 -- rmsnorm_residual: bfloat16, its only dtype --,
+# two trials, external candidates and the ladder's v0 only).
 # usage: bash tests/adversarial/redteam_s9/run_cpu.sh [flip softmax layernorm matmul rmsnorm]   (from the repository root)
 # Each run writes /tmp/redteam9-<folder> and its log /tmp/redteam9-<folder>.log.
 R=tests/adversarial/redteam_s9
-run() {  # folder task
+run() {  # folder task [dtypes]
   echo "== $1 $(date -u +%H:%M:%S)"
   PYTHONPATH=$PWD nice -n 10 python3 -m kernelsynth task=$2 hw=cpu exploration.baselines=false \
-      exploration.sources=[external] 'task.dtypes=[float32]' exploration.trials=2 \
+      exploration.sources=[external] "task.dtypes=${3:-[float32]}" exploration.trials=2 \
       "exploration.extra_candidates=[$R/$1]" hydra.run.dir=/tmp/redteam9-$1 > /tmp/redteam9-$1.log 2>&1
   echo "   rc=$? $(date -u +%H:%M:%S)"
 }
 for f in ${@:-flip softmax layernorm matmul rmsnorm}; do
   case $f in
     flip) run flip flip2d ;; softmax) run softmax softmax_rows ;; layernorm) run layernorm layernorm ;;
-    matmul) run matmul matmul_bias_gelu ;; rmsnorm) run rmsnorm rmsnorm_residual ;;
+    matmul) run matmul matmul_bias_gelu ;; rmsnorm) run rmsnorm rmsnorm_residual '[bfloat16]' ;;
   esac
 done
