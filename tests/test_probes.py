@@ -380,3 +380,17 @@ def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_s
     bf.check("pooled")
     with pytest.raises(VerificationFailure):
         PrecisionMeter.pooled([meter(10, 2.4e-3, 1e-3, 1e-7)]).check("pooled")
+
+
+def test_a_downward_shift_probe_rejects_a_softmax_without_its_max_subtraction():
+    # redteam_s9 sn1: exp(x) / sum exp(x), redone with the max subtracted only for rows whose max
+    # passes 80 -- the upward shift and the mask probes pass it (a row always keeps an entry near
+    # its max); rows shifted to [-200, -100) underflow to 0 / 0
+    idx = next(k for k, p in enumerate(_spec("softmax_rows").probes) if p["kind"] == "shift" and p["value"] < 0)
+    cheat = ROOT / "tests" / "adversarial" / "redteam_s9" / "softmax" / "sn1_no_max_subtraction_overflow_guarded.py"
+    _run("softmax_rows", cheat, group="listed")  # the plain trials pass
+    with pytest.raises(VerificationFailure, match=r"input-range probe: shift -100\): NaN where the reference has none"):
+        _run("softmax_rows", cheat, group=f"probe{idx}")
+    honest = ROOT / "specs" / "softmax_rows" / "kernels"
+    for f in sorted(honest.glob("v[01]_*.py")):  # the Triton ladder (v2 is CUDA)
+        _run("softmax_rows", f, group=f"probe{idx}")
