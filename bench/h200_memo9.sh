@@ -8,17 +8,13 @@
 set -u
 OUTDIR=${1:-${OUT:-/tmp}/memo9}
 mkdir -p "$OUTDIR"
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-if [ -f bench/device_env.sh ]; then . bench/device_env.sh; fi
-if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
-fi
+. bench/device_env.sh  # PYTHONPATH, the shared compile cache, bubblewrap from .deb
 R=tests/adversarial/redteam_s8
 M="$OUTDIR/mm_candidates"; F="$OUTDIR/flip_candidates"
 mkdir -p "$M" "$F"
 cp $R/matmul/mm1_*.py $R/matmul/mc1_*.py tests/adversarial/s9/mm_exact_incremental_memo.py "$M"/
 cp $R/flip/fo1_*.py $R/flip/fh1_*.py "$F"/
-K="python -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.sandbox.allow_unsandboxed_external=true"
+K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.sandbox.allow_unsandboxed_external=true"
 run() {  # name seconds args...
   local name=$1 secs=$2; shift 2
   timeout -k 5 "$secs" $K "$@" hydra.run.dir="$OUTDIR/$name" > "$OUTDIR/$name.log" 2>&1
@@ -27,5 +23,5 @@ run() {  # name seconds args...
 timeout -k 5 75 python bench/memo9_timed_inputs.py > "$OUTDIR/timed_inputs.txt" 2>&1; echo "timed_inputs: rc=$?" >> "$OUTDIR/rc.txt"
 run matmul 60 task=matmul_bias_gelu 'task.dtypes=[float32]' exploration.sources=[external] "exploration.extra_candidates=[$M]"
 run flip 40 task=flip2d 'task.dtypes=[float32]' exploration.sources=[external] "exploration.extra_candidates=[$F]"
-python tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/flip > "$OUTDIR/summary.txt" 2>&1
+python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/flip > "$OUTDIR/summary.txt" 2>&1
 cat "$OUTDIR/rc.txt" "$OUTDIR/timed_inputs.txt" "$OUTDIR/summary.txt"

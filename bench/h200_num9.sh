@@ -16,17 +16,13 @@
 set -u
 OUTDIR=${1:-${OUT:-/tmp}/num9}
 mkdir -p "$OUTDIR/cands/flip" "$OUTDIR/cands/softmax" "$OUTDIR/cands/matmul"
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-if [ -f bench/device_env.sh ]; then . bench/device_env.sh; fi
-if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
-fi
+. bench/device_env.sh  # PYTHONPATH, the shared compile cache, bubblewrap from .deb
 R=tests/adversarial/redteam_s8
 cp $R/flip/fs1_wrong_above_16384_cols.py $R/flip/fs2_int32_offsets.py $R/flip/fh1_tl_flip_register_tiles.py "$OUTDIR/cands/flip/"
 cp $R/softmax/ss1_wrong_when_n_256_mod_1024.py $R/softmax/sr1_exp_without_range_reduction_clamp.py \
    tests/adversarial/redteam_s7/softmax/sh1_online_two_rows_per_program.py "$OUTDIR/cands/softmax/"
 cp $R/matmul/ms1_wrong_when_k_32_mod_64.py "$OUTDIR/cands/matmul/"
-K="python -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.sandbox.allow_unsandboxed_external=true"
+K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.sandbox.allow_unsandboxed_external=true"
 run() {  # name seconds args...
   local name=$1 secs=$2; shift 2
   local t0=$(date +%s)
@@ -39,6 +35,6 @@ run softmax 50 task=softmax_rows 'task.dtypes=[float32]' "$X" "exploration.extra
 run matmul 40 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
 # the softmax ladder in bfloat16 with the new mask probe (v2, CUDA online softmax: fixed for masked runs)
 run softmax_ladder 60 task=softmax_rows 'task.dtypes=[bfloat16]' exploration.sources=[ladder]
-python tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/flip "$OUTDIR"/softmax "$OUTDIR"/matmul "$OUTDIR"/softmax_ladder > "$OUTDIR/summary.txt" 2>&1
-for d in flip softmax matmul softmax_ladder; do echo "== $d"; python bench/protocol_cost.py "$OUTDIR/$d"; done > "$OUTDIR/cost.txt" 2>&1
+python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/flip "$OUTDIR"/softmax "$OUTDIR"/matmul "$OUTDIR"/softmax_ladder > "$OUTDIR/summary.txt" 2>&1
+for d in flip softmax matmul softmax_ladder; do echo "== $d"; python3 bench/protocol_cost.py "$OUTDIR/$d"; done > "$OUTDIR/cost.txt" 2>&1
 cat "$OUTDIR/rc.txt" "$OUTDIR/summary.txt" "$OUTDIR/cost.txt" | cut -c1-400
