@@ -20,7 +20,7 @@ run() {  # name seconds args...
   timeout -k 5 "$secs" $K "$@" hydra.run.dir="$OUTDIR/$name" > "$OUTDIR/$name.log" 2>&1
   echo "$name: rc=$?" >> "$OUTDIR/rc.txt"
 }
-timeout -k 5 75 python bench/memo9_timed_inputs.py > "$OUTDIR/timed_inputs.txt" 2>&1; echo "timed_inputs: rc=$?" >> "$OUTDIR/rc.txt"
+timeout -k 5 75 python3 bench/memo9_timed_inputs.py > "$OUTDIR/timed_inputs.txt" 2>&1; echo "timed_inputs: rc=$?" >> "$OUTDIR/rc.txt"
 run matmul 60 task=matmul_bias_gelu 'task.dtypes=[float32]' exploration.sources=[external] "exploration.extra_candidates=[$M]"
 run flip 40 task=flip2d 'task.dtypes=[float32]' exploration.sources=[external] "exploration.extra_candidates=[$F]"
 python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/flip > "$OUTDIR/summary.txt" 2>&1
