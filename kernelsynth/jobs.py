@@ -33,6 +33,7 @@ from .loading import import_file
 from .screen import host_access
 from .verify.precision import HonestReferences, trial_sums
 from .verify.protocol import check_small_groups
+from .verify.inputs import probe_has_precision
 from .verify.transport import audit_view
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, check_outputs_released, compare, digest,
@@ -507,10 +508,7 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
         if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
             terms = honest.terms(model, inputs, ref)
             refs[key]["dtype"] = str(terms["dtype"])
-            # a mask probe's -inf entries leave no rounding scale (the reference on squared inputs
-            # is inf/NaN there): its outputs are compared, not held to the precision rule (the
-            # H200 recorded a "precision RMS" of 605 for softmax_rows, session 9)
-            if terms["scale"] is not None and not (probe and probe["kind"] == "mask"):
+            if terms["scale"] is not None and probe_has_precision(probe):  # as the worker's (rule 23)
                 slack = slack_of(shape, probe["rtol"] if probe else 1.0)
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
                 sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),

@@ -117,6 +117,15 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
 MASK_FRACTION = 0.25
 
 
+def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:
+    """Whether a trial of ``probe`` (None: an ordinary trial) is held to the precision rule
+    (VERIFICATION.md rule 23): every kind but ``mask``, whose -inf entries leave no rounding scale
+    (the reference on squared inputs is inf or NaN there; on the H200 the softmax_rows ladder
+    recorded a meaningless precision RMS of 605 from that group, session 9). Worker and oracle
+    decide alike."""
+    return not (probe and probe["kind"] == "mask")
+
+
 def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:
     """The tolerance of a probe trial: ``tol``'s atol and rtol multiplied by the probe's declared
     factors (``probe["atol"]``, ``probe["rtol"]``: how much the output's magnitude and an honest

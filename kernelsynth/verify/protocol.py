@@ -13,7 +13,7 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import (NUDGE_RTOLS, apply_changes, plan_changes, plan_exchange, plan_last, plan_nudge, plan_permutation,
+from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, plan_changes, plan_exchange, plan_last, plan_nudge, plan_permutation,
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
@@ -163,7 +163,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     except VerificationFailure as e:
                         raise VerificationFailure(f"the call on ordinary inputs before the probe: {e}") from None
                     warm = None
-                if not (probe and probe["kind"] == "mask"):  # masked entries leave no rounding scale
+                if probe_has_precision(probe):
                     meter.add(out, ref, terms, slack=policy.slack(shape, slack_factor))
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
