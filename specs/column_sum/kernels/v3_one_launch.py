@@ -8,9 +8,10 @@ few programs add their own start-up and tail. Here program (j, k) sums CHUNK_M r
 strip j with v2's coalesced tiles, stores its float32 partial row, and increments strip j's
 arrival counter (after a barrier, with release/acquire ordering at GPU scope, so its partial is
 visible before its arrival counts). The program that arrives last -- whichever it is -- reads the
-strip's SPLIT partials from L2 and adds them in the order k = 0, 1, ..., SPLIT - 1, so the sum
-and its rounding are the same on every call (no float atomics), and sets the counter back to zero
-for the next call (so the module allocates its counters once, zeroed). With CHUNK_M = 128 or 256
+strip's SPLIT partials from L2, 32 partial rows per load (one L2 round trip per 32, not per
+partial: a serial walk of SPLIT dependent loads would make these last programs the run's tail),
+and adds them with a reduction tree of fixed shape, so the sum and its rounding are the same on
+every call (no float atomics), and sets the counter back to zero for the next call (so the module allocates its counters once, zeroed). With CHUNK_M = 128 or 256
 rows the timing shape has thousands of programs: a tail of at most one short program per SM
 instead of a second wave, and one launch instead of two. A tile of BLOCK_M = 32 or 64 rows x
 BLOCK_N = 128 columns spread over 8 warps keeps 40 or 64 registers per thread (sm_90 compile of
@@ -26,7 +27,7 @@ import triton.language as tl
 
 @triton.jit
 def _split_m_one_launch_kernel(X, P, Y, CNT, M, N, SPLIT, CHUNK_M: tl.constexpr, BLOCK_M: tl.constexpr,
-                               BLOCK_N: tl.constexpr):
+                               BLOCK_N: tl.constexpr, SPLIT_BLOCK: tl.constexpr):
     j = tl.program_id(0)
     k = tl.program_id(1)
     cols = j * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -41,9 +42,15 @@ def _split_m_one_launch_kernel(X, P, Y, CNT, M, N, SPLIT, CHUNK_M: tl.constexpr,
     tl.debug_barrier()  # every thread's partial is stored before the arrival is counted
     arrived = tl.atomic_add(CNT + j, 1, sem="acq_rel", scope="gpu")
     if arrived == SPLIT - 1:  # the last program of strip j: add the partials in a fixed order
+        # SPLIT_BLOCK partial rows per load: one L2 round trip per 32 chunks instead of one per chunk
+        # (a serial walk of SPLIT dependent loads made the last program of each strip the tail).
+        # tl.sum's tree has a fixed order for a fixed config, so the bits are the same on every call.
         total = tl.zeros([BLOCK_N], tl.float32)
-        for kk in range(0, SPLIT):
-            total += tl.load(P + kk * N + cols, mask=cmask, other=0.0, cache_modifier=".cg")
+        for kk0 in range(0, SPLIT, SPLIT_BLOCK):
+            kks = (kk0 + tl.arange(0, SPLIT_BLOCK)).to(tl.int64)
+            pmask = (kks < SPLIT)[:, None] & cmask[None, :]
+            part = tl.load(P + kks[:, None] * N + cols[None, :], mask=pmask, other=0.0, cache_modifier=".cg")
+            total += tl.sum(part, axis=0)
         tl.store(Y + cols, total.to(Y.dtype.element_ty), mask=cmask)
         tl.atomic_xchg(CNT + j, 0, sem="relaxed", scope="gpu")  # ready for the next call
 
@@ -67,5 +74,5 @@ class ModelNew(torch.nn.Module):
         partials = torch.empty((split, N), dtype=torch.float32, device=x.device)
         _split_m_one_launch_kernel[(strips, split)](x, partials, y, self._counters[key], M, N, split,
                                                     CHUNK_M=self.CHUNK_M, BLOCK_M=self.BLOCK_M,
-                                                    BLOCK_N=self.BLOCK_N, num_warps=self.num_warps)
+                                                    BLOCK_N=self.BLOCK_N, SPLIT_BLOCK=32, num_warps=self.num_warps)
         return y
