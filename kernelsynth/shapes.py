@@ -440,6 +440,18 @@ HUGE_COPIES = 4
 HUGE_MEMORY_FRACTION = 0.6
 
 
+#: The divisor JIT compilers specialise an integer argument on (Triton's ``tt.divisibility`` of
+#: 16, Inductor's size hints): with 1 (a constant), the keys of :func:`spec_key`.
+JIT_DIVISOR = 16
+
+
+def spec_key(value: int) -> int:
+    """The specialisation key of a size a JIT compiler compiles a kernel for: 1 for 1,
+    :data:`JIT_DIVISOR` for its multiples, 0 for any other value (Triton 3.x's integer-argument
+    keys; a tuple of them per shape is one compiled variant of a kernel taking the dims)."""
+    return 1 if value == 1 else JIT_DIVISOR if value % JIT_DIVISOR == 0 else 0
+
+
 def in_class(value: int, r: int, modulus: int, multiple_of: int = 1) -> bool:
     """True when ``value`` is ``multiple_of * u`` with ``u = r mod modulus``."""
     return value % multiple_of == 0 and (value // multiple_of) % modulus == r
@@ -473,6 +485,14 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
     and is left out when even that does not fit (attention's S x S at 65537). Packed, so a task of
     two dims needs about 10 new shapes, not 18.
 
+    Packed by specialisation key (:func:`spec_key`): a value joins only a shape whose large values
+    have its key (1, a multiple of :data:`JIT_DIVISOR`, or neither), and at the end an added shape
+    whose tuple of keys no shape of ``shapes`` has gets the dims it holds no large value of raised
+    to the smallest value of that key in ``shapes`` (when it still ``fits`` and then has a known
+    tuple). A JIT compiler (Triton, Inductor) compiles a kernel again for every new tuple, inside
+    the protocol's time, once per config: flip2d's 8 mod 16 x 16 mod 32 and 1024 mod 2048 x 1
+    shapes cost two compiles of every kernel that no listed, derived or timing shape needed.
+
     ``shapes``: dicts of named positive dims, all with the same names (listed, derived and timing
     shapes). ``constraints``: per dim ``min``/``multiple_of`` (:func:`fit`). Returns new dicts,
     none equal to one of ``shapes`` or to each other.
@@ -490,6 +510,8 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
             if n in holds[k]:
                 continue
             for v in values:
+                if any(spec_key(a[h]) != spec_key(v) for h in holds[k]):
+                    continue  # one specialisation key per shape's large values
                 trial = dict(a, **{n: v})
                 if fits(trial) and trial not in list(shapes) + added:
                     added[k] = trial
@@ -519,6 +541,20 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
             values = [v for v in dict.fromkeys((value, smallest)) if fit(n, v, constraints) == v]
             if values:
                 place(n, values)
+    known = {tuple(spec_key(s[n]) for n in names) for s in shapes}
+    for k, a in enumerate(added):  # the other dims at a value of the large values' key: no new compile
+        keys = {spec_key(a[h]) for h in holds[k]}
+        if tuple(spec_key(a[n]) for n in names) in known or len(keys) != 1:
+            continue
+        key = keys.pop()
+        trial = dict(a)
+        for n in names:
+            if n not in holds[k] and spec_key(a[n]) != key:
+                same = [s[n] for s in shapes if spec_key(s[n]) == key and fit(n, s[n], constraints) == s[n]]
+                trial[n] = min(same) if same else a[n]
+        if tuple(spec_key(trial[n]) for n in names) in known and fits(trial) \
+                and trial not in list(shapes) + added[:k] + added[k + 1:]:
+            added[k] = trial
     return added
 
 

@@ -258,3 +258,20 @@ def test_huge_shape_only_where_the_memory_allows():
     assert huge_shapes(load_spec(SPECS_DIR / "softmax_rows" / "spec.yaml"), H200, "bfloat16") == []
     # a product of dims past 2^31 whose tensors stay small (T x V x D of a gather): none
     assert huge_shapes(load_spec(SPECS_DIR / "embedding_gather" / "spec.yaml"), H200, "float32") == []
+
+
+def test_gpu_extreme_shapes_add_no_specialisation_key_to_flip2d():
+    """Cost (VERIFICATION.md "Cost per candidate"): session 9's valuation-class shapes gave flip2d
+    (M, N) = (280, 272) and (1024, 1), whose (1 / multiple of 16 / other) keys no listed, derived
+    or timing shape had, so every Triton kernel of every config compiled twice more inside
+    verify_s. Packed by key, the H200 plan adds no key for flip2d and at most one for softmax_rows,
+    while every dim still reaches every class (the test above)."""
+    from kernelsynth.shapes import spec_key
+
+    for task, most in (("flip2d", 0), ("softmax_rows", 1)):
+        for seed in (0, 1, 2):
+            spec, listed, derived = _plan(task, H200, seed)
+            keys = lambda shapes: {tuple(spec_key(s[n]) for n in listed[0]) for s in shapes}  # noqa: E731
+            new = keys(derived) - keys(listed + [spec.timing_shape])
+            assert len(new) <= most, (task, seed, sorted(new))
+    assert [spec_key(v) for v in (1, 7, 16, 272, 280, 1024)] == [1, 0, 16, 16, 0, 16]
