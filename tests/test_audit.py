@@ -209,3 +209,31 @@ def test_large_allclose_outputs_travel_as_a_sample_the_parent_still_checks(monke
     assert "output shape" in audit_problem({"listed:0:4": whole}, refs, "allclose", tol)
     small = torch.randn(10, 10)
     assert "sampled" not in digest(small, "allclose") and "sampled" not in digest(ref, "exact")
+
+
+def test_checksum_is_position_weighted_across_chunks(monkeypatch):
+    """The checksum's weights are element-in-chunk times chunk (transport._checksum, made cheaper in
+    session 10): equal bits give equal sums; two elements exchanged inside a chunk or across two
+    chunks, a whole chunk exchanged with another, or one bit flipped, change them; every dtype width
+    (8-byte bits reduced first), with a last chunk shorter than the others."""
+    monkeypatch.setattr(transport, "CHECKSUM_CHUNK", 64)
+    from kernelsynth.verify.transport import _checksum
+
+    for dtype in (torch.float32, torch.float64, torch.int64, torch.bfloat16, torch.int8):
+        x = (torch.randn(10, 33) * 100).to(dtype)  # 330 elements: 5 chunks of 64 and one of 10
+        base = _checksum(x)
+        assert _checksum(x.clone()) == base
+        flat = x.reshape(-1)
+        for i, j in ((3, 7), (5, 64 + 5), (0, 329)):
+            if flat[i] == flat[j]:
+                continue
+            y = flat.clone()
+            y[[i, j]] = y[[j, i]]
+            assert _checksum(y.reshape(10, 33)) != base, (dtype, i, j)
+        y = flat.clone()
+        y[:64], y[64:128] = flat[64:128].clone(), flat[:64].clone()  # two chunks exchanged
+        assert _checksum(y.reshape(10, 33)) != base, dtype
+    z = torch.zeros(200, dtype=torch.int32)
+    z2 = z.clone()
+    z2[150] = 1
+    assert _checksum(z) != _checksum(z2)
