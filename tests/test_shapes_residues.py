@@ -268,8 +268,8 @@ def test_gpu_extreme_shapes_add_no_specialisation_key_to_flip2d():
     while every dim still reaches every class (the test above)."""
     from kernelsynth.shapes import spec_key
 
-    for task, most in (("flip2d", 0), ("softmax_rows", 1)):
-        for seed in (0, 1, 2):
+    for task, most, seeds in (("flip2d", 0, (0, 1, 2)), ("softmax_rows", 1, (0,))):
+        for seed in seeds:
             spec, listed, derived = _plan(task, H200, seed)
             keys = lambda shapes: {tuple(spec_key(s[n]) for n in listed[0]) for s in shapes}  # noqa: E731
             new = keys(derived) - keys(listed + [spec.timing_shape])
