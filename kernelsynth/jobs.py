@@ -24,7 +24,7 @@ import torch
 import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.manual_seed, which the
 #                        integrity guard would otherwise blame on the first candidate that uses it
 
-from . import timing
+from . import gpulock, timing
 from .backends import BuildContext
 from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
@@ -589,7 +589,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
             probe["out"] = last[0].clone()
 
     with torch.no_grad():
-        t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats, before=before)
+        with gpulock.exclusive():  # no other kernelsynth process's GPU job beside the timed calls
+            t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats, before=before)
         ref = run_reference(ref_model, shadow, p.comparison, dtype)
         probe_ref = run_reference(ref_model, probe["state"], p.comparison, dtype) if probe["state"] else None
     if policy.guard is not None:

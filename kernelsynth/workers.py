@@ -152,6 +152,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
     from .cache import collect_staged
+    from .gpulock import job as gpu_job
     from .sandbox import kill_namespace_leftovers, leftover_processes, refuse_foreign_signals, start_job
 
     refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
@@ -168,7 +169,8 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
             start_job(limits)
         start = time.perf_counter()
         try:
-            value = getattr(jobs, name)(payload)
+            with gpu_job(name):  # the GPU's cross-process lock (kernelsynth/gpulock.py)
+                value = getattr(jobs, name)(payload)
             result = finished(value, time.perf_counter() - start)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an observation
             fault = classify(exc)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__, backends
-from .. import inductor, profiling
+from .. import gpulock, inductor, profiling
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..cache import CompileCache
 from ..ceilings import correct as correct_ceilings, derive
@@ -210,6 +210,12 @@ class Exploration:
         env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
         extensions = os.environ.get("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
         env |= {"KERNELSYNTH_CACHE": str(cache_dir), "TORCH_EXTENSIONS_DIR": extensions}
+        if not hw.interpret:  # each GPU's lock: timed regions run alone on their GPU (kernelsynth/gpulock.py)
+            try:
+                gpulock.prepare(cache_dir, [d.get("uuid") for d in hw.devices])
+            except OSError as e:
+                log.warning("GPU locks not prepared in %s (%s): timings are not guarded against other runs' GPU "
+                            "work", cache_dir, e)
         generated_dir = store.run_dir / inductor.FOLDER
         if "inductor" in self.sources:
             generated_dir.mkdir(parents=True, exist_ok=True)
