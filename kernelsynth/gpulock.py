@@ -40,11 +40,14 @@ from pathlib import Path
 from typing import Iterable, Iterator, List, Optional
 
 FOLDER = "gpu-locks"
-SHARED, EXCLUSIVE = "shared", "exclusive"
+SHARED, EXCLUSIVE, OPEN = "shared", "exclusive", "open"
 #: How each worker job holds its GPU's lock (jobs not listed take none: ``probe``, which runs
 #: before the parent prepared any file, and ``profile``, see the module docstring). An evaluate
-#: job holds it shared and exclusive around its timed region (:func:`exclusive`).
-JOB_MODES = {"evaluate": SHARED, "oracle": SHARED, "inductor": SHARED, "health": SHARED, "ceilings": EXCLUSIVE}
+#: job holds it shared and exclusive around its timed region (:func:`exclusive`). ``open``: the
+#: job holds it only around its own GPU work (:func:`shared`): TorchInductor's extraction, whose
+#: tens of seconds of tracing, code generation and Triton compiles run no kernel and would
+#: otherwise keep every timing of the other runs waiting (kernelsynth/inductor_extract.py).
+JOB_MODES = {"evaluate": SHARED, "oracle": SHARED, "inductor": OPEN, "health": SHARED, "ceilings": EXCLUSIVE}
 
 
 def lock_path(cache_root: Path, key: str) -> Path:
@@ -163,7 +166,8 @@ def job(name: str, path_of=worker_lock_path) -> Iterator[Optional[GpuLock]]:
         yield None
         return
     lock = GpuLock(path_of())
-    lock.hold(mode)
+    if mode != OPEN:
+        lock.hold(mode)
     _current = lock
     try:
         yield lock
@@ -186,3 +190,18 @@ def exclusive() -> Iterator[None]:
         yield
     finally:
         lock.hold(before) if before else lock.release()
+
+
+@contextmanager
+def shared() -> Iterator[None]:
+    """Inside an ``open`` job (:data:`JOB_MODES`): hold the lock shared for the block (the job's
+    GPU work), then not at all. Inside a job already holding it, or outside any job: no change."""
+    lock = _current
+    if lock is None or lock.mode is not None:
+        yield
+        return
+    lock.hold(SHARED)
+    try:
+        yield
+    finally:
+        lock.release()

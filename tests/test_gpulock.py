@@ -106,3 +106,27 @@ def test_waiting_timing_goes_before_new_shared_jobs(tmp_path):
     t_sh = float(newcomer.stdout.readline().split()[1])
     timing.wait(5), newcomer.wait(5)
     assert t_sh >= t_ex + 0.25  # the new shared job started after the timed region ended
+
+
+
+def test_inductor_extraction_runs_its_compiled_code_under_the_lock(tmp_path):
+    """The extraction job is ``open``: it holds the lock shared around its GPU work only
+    (inductor_extract.extract: the reference, the compiled code's calls, the file's check), not
+    during inductor's compile (tens of seconds that would stall every other run's timing)."""
+    from kernelsynth.inductor_extract import gpu_locked
+
+    path, = gpulock.prepare(tmp_path, ["gpu0"])
+    seen = []
+
+    def compiled(args):
+        seen.append(_free(path, gpulock.EXCLUSIVE))
+        return [a * 2 for a in args]
+    compiled._boxed_call = True
+    run = gpu_locked(compiled)
+    assert run._boxed_call and run([1, 2]) == [2, 4] and seen == [True]  # outside a job: no lock
+    with gpulock.job("inductor", path_of=lambda: path) as lock:
+        assert lock.active and lock.mode is None and _free(path, gpulock.EXCLUSIVE)  # compiling: not held
+        assert run([3]) == [6] and seen[-1] is False and lock.mode is None  # held during the call only
+        with gpulock.shared():
+            assert not _free(path, gpulock.EXCLUSIVE) and _free(path, gpulock.SHARED)
+        assert _free(path, gpulock.EXCLUSIVE)
