@@ -546,7 +546,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     replace the rolling write, outside the timed region, before the L2 clear. These writes run before the L2 clear,
     outside the timed region (:func:`kernelsynth.timing.bench`). The probe's and the last call's
     outputs must follow them, each against the reference of the input it was given (VERIFICATION.md
-    rules 10 and 15).
+    rules 10 and 15). The timing (do_bench and its synchronised calls) holds the GPU's lock
+    exclusive: no other kernelsynth process's GPU job runs beside it (kernelsynth/gpulock.py).
 
     ``is_own``: the candidate's own-kernel predicate (:meth:`kernelsynth.backends.Backend.own_kernels`);
     on a GPU one more call then runs under ``torch.profiler``
