@@ -47,6 +47,7 @@ for t in $tasks; do
   sleep 1  # staggered starts: the first run measures the ceilings, the others wait for its cache entry
 done
 wait
+echo "GPU lock files: $(ls "$KERNELSYNTH_CACHE"/gpu-locks 2>/dev/null | tr '\n' ' '); runs warning of jobs without the lock: $(cat "$SCRATCH"/runs/*.log 2>/dev/null | grep -c "ran without the GPU's lock")" >> "$OUT/runs.log"
 echo "task runs done after $(( $(date +%s) - start )) s (budget $BUDGET s, $PARALLEL at a time)" | tee -a "$OUT/runs.log"
 timeout 60 python3 bench/import_summary.py "$SCRATCH" > "$OUT/summary.md" 2>&1
 cat "$OUT/summary.md"

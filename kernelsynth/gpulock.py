@@ -35,6 +35,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional
@@ -93,7 +94,10 @@ class GpuLock:
             try:
                 self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
                 self._turn = os.open(_turnstile(path), os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
+            except OSError as e:
+                # said on the worker's stderr (the run's log): this job's GPU work is not guarded
+                print(f"kernelsynth gpulock: cannot open {path} ({e}); this job's GPU work takes no lock",
+                      file=sys.stderr, flush=True)
                 for fd in (self._fd, self._turn):
                     if fd is not None:
                         os.close(fd)
@@ -157,15 +161,15 @@ def worker_lock_path() -> Optional[Path]:
 
 
 @contextmanager
-def job(name: str, path_of=worker_lock_path) -> Iterator[Optional[GpuLock]]:
+def job(name: str, path_of=None) -> Iterator[Optional[GpuLock]]:
     """Hold the GPU's lock for the worker job ``name`` in its :data:`JOB_MODES` mode (no lock for
-    other jobs); ``path_of()`` gives the lock file (default: :func:`worker_lock_path`)."""
+    other jobs: yields None); ``path_of()`` gives the lock file (default: :func:`worker_lock_path`)."""
     global _current
     mode = JOB_MODES.get(name)
     if mode is None:
         yield None
         return
-    lock = GpuLock(path_of())
+    lock = GpuLock((path_of or worker_lock_path)())
     if mode != OPEN:
         lock.hold(mode)
     _current = lock

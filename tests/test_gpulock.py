@@ -49,9 +49,11 @@ def test_evaluate_job_is_shared_and_its_timed_region_exclusive(tmp_path):
             assert _free(path, gpulock.EXCLUSIVE)
 
 
-def test_missing_file_locks_nothing(tmp_path):
+def test_missing_file_locks_nothing_and_says_so(tmp_path, capsys):
     with gpulock.job("evaluate", path_of=lambda: tmp_path / "none.lock") as lock:
         assert not lock.active
+        assert "cannot open" in capsys.readouterr().err
+        assert lock.path is not None  # the worker reports it: JobResult.gpu_lock False, a warning of the run
         with gpulock.exclusive():
             pass
     with gpulock.job("evaluate", path_of=lambda: None) as lock:

@@ -270,6 +270,7 @@ class Exploration:
                 if len(store.events) == n_events:
                     break
             retired = dict(pool.retired)
+            _warn_unlocked(pool)
         lead = next((d for d in devices if d.index not in retired), None)
         rows = self._profile(spec, hw, store, rows, jobs, env, sandbox, lead)
         hw.devices = device_report(hw.devices, slots, retired, rows, self._device_ceilings)
@@ -448,6 +449,7 @@ class Exploration:
                 if not store.has(job.key):
                     store.append(row)
                 log.warning("inductor %s: extraction failed (%s)", dtype, row["reason"].splitlines()[0][:300])
+            _warn_unlocked(pool)
         return out
 
     def _references(self, pool: WorkerPool, todo: List[Job],
@@ -574,6 +576,15 @@ class Exploration:
                     msg += f"  ({row['reason'].splitlines()[0][:200]})"
                 log.info(msg)
         log.info("exploration: %d accepted, %d rejected observations", counts["accepted"], counts["rejected"])
+
+
+def _warn_unlocked(pool: WorkerPool) -> None:
+    """Say when GPU jobs of ``pool`` ran without their GPU's lock (its file could not be opened in
+    the worker: kernelsynth/gpulock.py), so their timings were not guarded against other runs."""
+    if pool.unlocked:
+        log.warning("%d GPU job(s) ran without the GPU's lock (%s): the lock file in the cache could not be "
+                    "opened, so their GPU work and timings were not guarded against other runs' GPU work",
+                    len(pool.unlocked), ", ".join(sorted(set(pool.unlocked))))
 
 
 def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]:
