@@ -31,6 +31,8 @@ from typing import Any, Dict, List
 
 import torch
 
+from . import gpulock
+
 #: What inductor's code imports from ctypes and, on this torch, never uses; the source screen
 #: (kernelsynth/screen.py) rejects any ctypes import, so an unused one is dropped (and said so).
 _CTYPES_LINE = re.compile(r"^from ctypes import [\w, ]+\n", re.M)
@@ -112,10 +114,12 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
     device, dtype = torch.device(payload["device"]), getattr(torch, payload["dtype"])
     ref_mod = import_file(payload["reference"])
     shape = payload["shape"]
-    model = _reference(ref_mod, init_inputs(ref_mod, shape), device, dtype)
-    gen = torch.Generator(device=device).manual_seed(int(payload.get("seed", 0)))
-    inputs = list(ref_mod.get_inputs(shape, dtype, device, gen))
-    state = dict(model.named_parameters()) | dict(model.named_buffers())
+    # the GPU's lock is held around this job's GPU work only, not its compile (kernelsynth/gpulock.py)
+    with gpulock.shared():
+        model = _reference(ref_mod, init_inputs(ref_mod, shape), device, dtype)
+        gen = torch.Generator(device=device).manual_seed(int(payload.get("seed", 0)))
+        inputs = list(ref_mod.get_inputs(shape, dtype, device, gen))
+        state = dict(model.named_parameters()) | dict(model.named_buffers())
     names = list(state)
 
     def forward(*flat):
@@ -125,10 +129,11 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
 
     def backend(gm, example_inputs):
         graphs.append(_placeholder_sources(gm))
-        return compile_fx(gm, example_inputs)
+        return gpu_locked(compile_fx(gm, example_inputs))  # compiled without the lock, run with it
 
     # copies: the same tensor objects would be traced as the module's attributes (static sizes)
-    flat = [state[n].detach().clone() for n in names] + inputs
+    with gpulock.shared():
+        flat = [state[n].detach().clone() for n in names] + inputs
     torch._dynamo.reset()
     start = time.perf_counter()
     # floats of the module (a scale) are constants of the task: specialised, not graph inputs; settings
@@ -156,7 +161,8 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
             code = rest
             notes.append(f"the unused import `{m.group(0).strip()}` was removed (the source screen rejects ctypes)")
     counts = _kernels(code)
-    eager = _aten_ops(model, inputs)
+    with gpulock.shared():
+        eager = _aten_ops(model, inputs)
     codegen = "triton" if device.type == "cuda" else "cpp"
     source = render(code, graphs[0], names, payload.get("task", ""), str(torch.__version__), codegen, shape, notes)
     # the file must reproduce the reference here, where it was made (the harness verifies it for real)
@@ -166,12 +172,23 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
         path = os.path.join(d, "inductor_candidate.py")
         with open(path, "w") as f:
             f.write(source)
-        cand = _import(path).ModelNew(model)
-        with torch.no_grad():
-            got, want = cand(*inputs), model(*inputs)
-    _same(got, want)
+        module = _import(path)  # its kernels compile here
+        with gpulock.shared(), torch.no_grad():
+            got, want = module.ModelNew(model)(*inputs), model(*inputs)
+            _same(got, want)
     return {"source": source, "torch": str(torch.__version__), "codegen": codegen, "compile_s": compile_s,
             "eager_ops": eager, "notes": notes, **counts}
+
+
+def gpu_locked(fn):
+    """``fn`` (inductor's compiled callable) whose calls, and its kernels' autotuning at the first
+    one, hold the GPU's lock shared (:func:`kernelsynth.gpulock.shared`); ``_boxed_call`` (how
+    dynamo calls it: one list, or unpacked arguments) is kept."""
+    def run(*args):
+        with gpulock.shared():
+            return fn(*args)
+    run._boxed_call = getattr(fn, "_boxed_call", False)
+    return run
 
 
 def _known(config, **settings) -> Dict[str, Any]:

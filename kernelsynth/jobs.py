@@ -24,7 +24,7 @@ import torch
 import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.manual_seed, which the
 #                        integrity guard would otherwise blame on the first candidate that uses it
 
-from . import timing
+from . import gpulock, timing
 from .backends import BuildContext
 from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
@@ -546,7 +546,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     replace the rolling write, outside the timed region, before the L2 clear. These writes run before the L2 clear,
     outside the timed region (:func:`kernelsynth.timing.bench`). The probe's and the last call's
     outputs must follow them, each against the reference of the input it was given (VERIFICATION.md
-    rules 10 and 15).
+    rules 10 and 15). The timing (do_bench and its synchronised calls) holds the GPU's lock
+    exclusive: no other kernelsynth process's GPU job runs beside it (kernelsynth/gpulock.py).
 
     ``is_own``: the candidate's own-kernel predicate (:meth:`kernelsynth.backends.Backend.own_kernels`);
     on a GPU one more call then runs under ``torch.profiler``
@@ -589,7 +590,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
             probe["out"] = last[0].clone()
 
     with torch.no_grad():
-        t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats, before=before)
+        with gpulock.exclusive():  # no other kernelsynth process's GPU job beside the timed calls
+            t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats, before=before)
         ref = run_reference(ref_model, shadow, p.comparison, dtype)
         probe_ref = run_reference(ref_model, probe["state"], p.comparison, dtype) if probe["state"] else None
     if policy.guard is not None:

@@ -121,6 +121,10 @@ class TaskSpec:
     #: per dim, ``{"min": int, "multiple_of": int}`` every shape honours (listed ones are checked,
     #: derived ones are generated inside them: kernelsynth.shapes.fit)
     constraints: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    #: ``mode:``, the module mode the reference and every candidate run in: ``eval`` (the only one
+    #: the harness runs: kernelsynth/jobs.py ``_reference``, verify/precision.py call ``.eval()``;
+    #: BatchNorm's batch statistics and Dropout's masks of train mode are not supported)
+    mode: str = "eval"
     #: the user's ``task.tunables`` overrides, normalised to lists (they win over ``interpret``)
     pinned: Dict[str, List[Any]] = field(default_factory=dict)
     #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
@@ -363,7 +367,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     c.keys(doc, "", required=("reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("name", "category", "summary", "comparison", "tolerance", "question", "why", "baselines",
                      "interpret", "reference_ops", "interface", "precision", "precision_policy", "determinism", "tunables",
-                     "launch", "constraints", "probes", "reduction"))
+                     "launch", "constraints", "probes", "reduction", "mode"))
     root = path.parent
     name = c.string(doc, "", "name") if "name" in doc else root.name
     if task_folder and name != root.name:
@@ -386,6 +390,10 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     verify = [c.shape(s, f"shapes.verify[{i}]", dims) for i, s in enumerate(shapes["verify"])]
     timing = c.shape(shapes["timing"], "shapes.timing", dims) if shapes.get("timing") is not None else None
     constraints = _constraints(c, doc.get("constraints", {}), dims)
+    mode = doc.get("mode", "eval")
+    if mode != "eval":
+        c.fail("mode", "eval (the harness runs the reference and every candidate in eval mode; train mode, with "
+               "BatchNorm's batch statistics and Dropout's random masks, is not supported)", mode)
     for fld, s in [(f"shapes.verify[{i}]", v) for i, v in enumerate(verify)] + [("shapes.timing", timing)]:
         if s is not None and not allowed(s, constraints):
             c.fail(fld, f"a shape within the spec's constraints {constraints}", s)
@@ -565,7 +573,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         precision={str(k): v for k, v in precision.items()}, sha256=spec_sha256(root, includes),
         precision_policy={str(k): str(v) for k, v in policies.items()},
         determinism=determinism, derived_shapes=shapes.get("derived", True), pinned=pinned, includes=includes,
-        constraints=constraints, probes=probes, reduction=reduction,
+        constraints=constraints, probes=probes, reduction=reduction, mode=mode,
     )
 
 

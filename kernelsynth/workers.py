@@ -80,6 +80,10 @@ class JobResult:
     #: the index of the device the job ran on (kernelsynth/devices.py), set by the pool in the
     #: parent; None: an unpinned worker
     device: Optional[int] = None
+    #: whether the job held its GPU's lock (kernelsynth/gpulock.py): None when it takes none (a
+    #: job without a lock mode, no cache root, the interpreter), False when its lock file could
+    #: not be opened (its GPU work, a timing included, was not guarded)
+    gpu_lock: Optional[bool] = None
 
     @property
     def ok(self) -> bool:
@@ -152,6 +156,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
     os.environ.update(env)
     from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
     from .cache import collect_staged
+    from .gpulock import job as gpu_job
     from .sandbox import kill_namespace_leftovers, leftover_processes, refuse_foreign_signals, start_job
 
     refuse_foreign_signals()  # a candidate may not signal the run (its parent) or the process group
@@ -167,8 +172,10 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
         if limits:
             start_job(limits)
         start = time.perf_counter()
+        lock = None
         try:
-            value = getattr(jobs, name)(payload)
+            with gpu_job(name) as lock:  # the GPU's cross-process lock (kernelsynth/gpulock.py)
+                value = getattr(jobs, name)(payload)
             result = finished(value, time.perf_counter() - start)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an observation
             fault = classify(exc)
@@ -188,6 +195,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
                 result = JobResult(Fault.SANDBOX, error=f"the candidate left {len(left)} process(es) running after its "
                                    f"job ({', '.join(left[:5])}); they were killed with its worker",
                                    seconds=result.seconds, recycle=True)
+        result.gpu_lock = None if lock is None or lock.path is None else lock.active
         try:
             result.staged = collect_staged()  # new compile outputs, for the parent to validate
         except Exception as exc:  # noqa: BLE001 - the cache is an optimisation; the result still goes
@@ -503,6 +511,8 @@ class WorkerPool:
         self.check, self.device_checks = check, max(1, int(device_checks))
         #: device index -> why it was retired (its checks failed)
         self.retired: Dict[int, str] = {}
+        #: the names of jobs that should have held their GPU's lock and could not (JobResult.gpu_lock)
+        self.unlocked: List[str] = []
         self._failed_checks: Dict[int, int] = {}
         self._needs_check: set = set()  # slots whose next worker runs the device check first
         #: one entry per slot; None: its worker was retired with no job left to run, and the slot
@@ -596,6 +606,8 @@ class WorkerPool:
                 w = busy.pop(conn)
                 idx, start = w.job
                 result = self._receive(w, start)
+                if getattr(result, "gpu_lock", None) is False:
+                    self.unlocked.append(name if idx is not None else "health")
                 if idx is None:  # the device check
                     self._checked(w, result, idle, len(todo))
                     continue

@@ -14,6 +14,7 @@ from kernelsynth import engine
 from kernelsynth.importers.kernelbench import import_all
 from kernelsynth.jobs import init_inputs
 from kernelsynth.loading import import_file
+from kernelsynth.errors import SpecError
 from kernelsynth.spec import load_spec
 
 KB = FIXTURES / "kernelbench"
@@ -83,6 +84,15 @@ def test_flags_appear_where_they_should(imported):
     _, reps = imported
     assert {t for t, r in reps.items() if "training-mode" in _flags(r)} == {"kb_l1_10_batchnorm2d"}
     assert "eval" in _decision(reps["kb_l1_10_batchnorm2d"], "mode")["choice"]
+    out, _ = imported  # the choice is the spec's mode: field; train mode is refused, not ignored
+    bn = out / "kb_l1_10_batchnorm2d" / "spec.yaml"
+    assert "\nmode: eval\n" in bn.read_text() and load_spec(bn).mode == "eval"
+    assert "\nmode:" not in (out / "kb_l1_5_matmul" / "spec.yaml").read_text()
+    train = bn.with_name("train.yaml")
+    train.write_text(bn.read_text().replace("\nmode: eval\n", "\nmode: train\n"))
+    with pytest.raises(SpecError, match="mode.*eval"):
+        load_spec(train)
+    train.unlink()
     assert {t for t, r in reps.items() if "shared-constant" in _flags(r)} == {"kb_l1_7_maxpool2d",
                                                                                "kb_l2_3_bias_add_shared_width"}
     assert "must stay equal" in " ".join(f["message"] for f in reps["kb_l2_3_bias_add_shared_width"].flags)

@@ -33,7 +33,7 @@ small verify shapes (values):
 - **checks on the CPU** at the verify shapes: whether an all-zeros or a bfloat16-precision
   answer would pass (flagged), whether eager bfloat16 meets the bfloat16 tolerance (else the
   dtype is left out), whether train and eval mode differ (BatchNorm, Dropout: the harness runs
-  modules in eval mode; flagged, since the spec format has no train/eval field).
+  modules in eval mode; flagged, and stated in the spec as ``mode: eval``).
 """
 
 from __future__ import annotations
@@ -790,8 +790,9 @@ def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing,
              "# evidence is in the import report (import_report.json beside this folder).",
              f"# {LICENSE_NOTE}"]
     if training:
-        lines.append("# Mode: eval (the harness calls .eval(); the spec format has no train/eval field). KernelBench")
-        lines.append("# itself runs the Model in train mode: see the report's training-mode flag.")
+        spec["mode"] = "eval"
+        lines.append("# mode: eval (the only mode the harness runs). KernelBench itself runs the Model in train")
+        lines.append("# mode: see the report's training-mode flag.")
     (folder / "spec.yaml").write_text("\n".join(lines) + "\n" + yaml.safe_dump(spec, sort_keys=False, width=110))
     try:
         load_spec(folder / "spec.yaml", task_folder=True)  # what it wrote must load

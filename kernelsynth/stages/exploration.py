@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import __version__, backends
-from .. import inductor, profiling
+from .. import gpulock, inductor, profiling
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..cache import CompileCache
 from ..ceilings import correct as correct_ceilings, derive
@@ -210,6 +210,12 @@ class Exploration:
         env = {"TRITON_INTERPRET": "1"} if hw.interpret else {}
         extensions = os.environ.get("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
         env |= {"KERNELSYNTH_CACHE": str(cache_dir), "TORCH_EXTENSIONS_DIR": extensions}
+        if not hw.interpret:  # each GPU's lock: timed regions run alone on their GPU (kernelsynth/gpulock.py)
+            try:
+                gpulock.prepare(cache_dir, [d.get("uuid") for d in hw.devices])
+            except OSError as e:
+                log.warning("GPU locks not prepared in %s (%s): timings are not guarded against other runs' GPU "
+                            "work", cache_dir, e)
         generated_dir = store.run_dir / inductor.FOLDER
         if "inductor" in self.sources:
             generated_dir.mkdir(parents=True, exist_ok=True)
@@ -264,6 +270,7 @@ class Exploration:
                 if len(store.events) == n_events:
                     break
             retired = dict(pool.retired)
+            _warn_unlocked(pool)
         lead = next((d for d in devices if d.index not in retired), None)
         rows = self._profile(spec, hw, store, rows, jobs, env, sandbox, lead)
         hw.devices = device_report(hw.devices, slots, retired, rows, self._device_ceilings)
@@ -442,6 +449,7 @@ class Exploration:
                 if not store.has(job.key):
                     store.append(row)
                 log.warning("inductor %s: extraction failed (%s)", dtype, row["reason"].splitlines()[0][:300])
+            _warn_unlocked(pool)
         return out
 
     def _references(self, pool: WorkerPool, todo: List[Job],
@@ -568,6 +576,15 @@ class Exploration:
                     msg += f"  ({row['reason'].splitlines()[0][:200]})"
                 log.info(msg)
         log.info("exploration: %d accepted, %d rejected observations", counts["accepted"], counts["rejected"])
+
+
+def _warn_unlocked(pool: WorkerPool) -> None:
+    """Say when GPU jobs of ``pool`` ran without their GPU's lock (its file could not be opened in
+    the worker: kernelsynth/gpulock.py), so their timings were not guarded against other runs."""
+    if pool.unlocked:
+        log.warning("%d GPU job(s) ran without the GPU's lock (%s): the lock file in the cache could not be "
+                    "opened, so their GPU work and timings were not guarded against other runs' GPU work",
+                    len(pool.unlocked), ", ".join(sorted(set(pool.unlocked))))
 
 
 def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]:
