@@ -4,7 +4,8 @@ waits for the caller's stream but is never joined back: the caller's stream (whe
 records its events) only gets a cheap kernel that reads x, w, b once and writes a scratch of
 M x N (the task's compulsory traffic, so the event-timed median stays above rule 17's roofline
 floor). Every verified call ends with `torch.cuda.synchronize()` (all streams), so every check
-sees the finished output. The outputs are `record_stream`ed so the allocator keeps them. What
+sees the finished output. The output is allocated on the side stream (its block is reused only by
+later side-stream work; `record_stream` would dispatch an aten op the census counts). What
 should stop it: rule 15's probe call is cloned on the caller's stream right after the call
 (before the side-stream GEMM ends), and rule 17's host-timed synchronised call (> 1.5 x median +
 0.2 ms); run in bfloat16, where a 4096^3 GEMM takes about 0.2-0.3 ms. In ordinary use a consumer
@@ -71,8 +72,6 @@ class ModelNew(torch.nn.Module):
         side.wait_stream(main)
         with torch.cuda.stream(side):
             y = triton_mm_bias_gelu(x, w, b)
-        for t in (x, w, b, y):
-            t.record_stream(side)
         M, N = y.shape
         n = max(x.numel(), w.numel(), M * N)
         scratch = torch.empty(M * N, dtype=torch.float32, device=x.device)
