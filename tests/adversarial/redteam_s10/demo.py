@@ -31,6 +31,16 @@ def fg1():
     print(f"fg1: a later op records an autograd graph: (y * 2).sum().grad_fn = {type(z.grad_fn).__name__}")
 
 
+def fm2():
+    m = load("flip/fm2_outputs_mapped_from_a_ring_of_files.py").ModelNew()
+    xs = [torch.randn(4, 9) for _ in range(65)]
+    ys = [m(x) for x in xs]
+    wrong = int((ys[0] != torch.flip(xs[0], dims=[1])).sum())
+    same = bool((ys[0] == torch.flip(xs[64], dims=[1])).all())
+    print(f"fm2: 65 outputs kept by the caller; the 1st is now wrong in {wrong} of 36 elements "
+          f"(it holds flip(x_65): {same})")
+
+
 def sr2():
     m = load("softmax/sr2_bf16_exp_when_the_row_range_exceeds_26.py").ModelNew()
     torch.manual_seed(0)
@@ -142,5 +152,5 @@ def rc1():
 
 
 if __name__ == "__main__":
-    for f in (fg1, sr2, sx1, lw1, lt1, mh1, mi1, xn1, xt1, rc1):
+    for f in (fg1, fm2, sr2, sx1, lw1, lt1, mh1, mi1, xn1, xt1, rc1):
         f()
