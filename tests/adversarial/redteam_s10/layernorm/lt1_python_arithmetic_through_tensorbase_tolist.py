@@ -7,7 +7,8 @@ wrapper; it dispatches `lift_fresh` only, a layout op), and one Triton kernel co
 output so that the call "launched a kernel of its own". No aten arithmetic, no named host door,
 nothing of `screen.host_access`'s names. Slow (Python per element): a CPU-path cheat; it shows
 that the host doors are wrapped on `torch.Tensor`, not on `torch._C.TensorBase` (the same holds
-for `TensorBase.numpy`, `untyped_storage`, `__dlpack__`). Aims at rule 14 (host doors)."""
+for `TensorBase.numpy` and `TensorBase.untyped_storage`; `__dlpack__`, `__array__`, `storage` are Python
+methods of `torch.Tensor` itself). Aims at rule 14 (host doors)."""
 import math
 
 import torch
