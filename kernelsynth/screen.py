@@ -18,7 +18,10 @@ from typing import List
 FORBIDDEN_MODULES = {"gc", "inspect", "ctypes", "multiprocessing", "kernelsynth", "traceback"}
 #: Attribute names that reach frames, the heap or tracing hooks.
 FORBIDDEN_ATTRIBUTES = {"_getframe", "currentframe", "f_locals", "f_back", "f_globals", "tb_frame", "gi_frame",
-                        "settrace", "setprofile", "get_objects", "get_referrers", "get_referents", "_current_frames"}
+                        "settrace", "setprofile", "get_objects", "get_referrers", "get_referents", "_current_frames",
+                        # memory torch does not own turned into a storage (redteam_s9 fa1: outputs on a ring of
+                        # slots of a kept buffer) or a shared file mapping written again later
+                        "_construct_storage_from_data_pointer", "from_file"}
 
 
 def screen_source(source: str) -> List[str]:

@@ -21,6 +21,7 @@ Two views of one candidate:
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
@@ -36,7 +37,8 @@ from ..spec import PLUMBING_OPS
 #: ``unsqueeze``, ...), layout and dtype copies (``clone``, ``copy_``, ``_to_copy``: what
 #: ``.contiguous()``, ``.to(memory_format=...)`` and ``.to(dtype)`` dispatch; a dtype cast rounds,
 #: and the precision rule judges that), zero padding (``constant_pad_nd``), storage plumbing the
-#: Triton interpreter uses (``set_``, ``new_empty``), and reading a scalar (``_local_scalar_dense``:
+#: Triton interpreter uses (``set_``, but onto a storage object only inside a launch: :data:`STORAGE_SET`;
+#: ``new_empty``), and reading a scalar (``_local_scalar_dense``:
 #: ``.item()``). Everything else -- convolutions, matmuls, reductions, elementwise arithmetic,
 #: gathers and scatters (``index``, ``gather``, ``index_select``: a flip's whole work), ops of
 #: other namespaces -- is a library call. An operator the spec lists in ``reference_ops`` is a
@@ -54,7 +56,18 @@ def op_name(func) -> str:
     of the spec's ``reference_ops``), ``"namespace::name"`` for others (``"mylib::myflip"``)."""
     schema = getattr(func, "_schema", None)
     name = schema.name if schema is not None else f"aten::{func.overloadpacket.__name__}"
+    if name == "aten::set_" and getattr(schema, "overload_name", "").startswith("source_Storage") \
+            and not _STATE["in_launch"]:  # the interpreter's own argument copies dispatch it
+        return STORAGE_SET  # a tensor moved onto a storage object, maybe one made from a raw address
     return name.removeprefix("aten::")
+
+
+#: The census name of ``set_`` onto a storage object (``set_.source_Storage*``): not layout, since
+#: the storage may be one made from a raw data pointer (``torch._C._construct_storage_from_data_pointer``:
+#: memory torch does not own, tests/adversarial/redteam_s9 fa1), so it is labelled a library call;
+#: ``set_`` from another tensor, and inside a Triton interpreter launch (its argument copies), stays
+#: layout.
+STORAGE_SET = "set_(storage)"
 
 
 def library_calls(ops: Iterable[str], reference_ops: Sequence[str] = ()) -> List[str]:
@@ -237,7 +250,7 @@ class Census(set):
 #: The Census of the verified call now running (None: none); ``launches``: Triton launches so far
 #: (``{kernel name: count}``); ``in_launch``: depth of interpreter launches (their own storage
 #: copies are not the candidate's); ``threads``: Python thread starts so far.
-_STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0}
+_STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0, "numpy_watch": False}
 #: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
 COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
 _HOST_DOORS = ("numpy", "__array__", "__dlpack__", "tolist")
@@ -347,9 +360,11 @@ def install_watch() -> None:
 
     def inside_launch(original, self, a, k):  # host doors and copies in here are Triton's, not the candidate's
         _STATE["in_launch"] += 1
+        hook = _pause_numpy_watch()  # the interpreter's own numpy: not counted, and not slowed down
         try:
             return original(self, *a, **k)
         finally:
+            _resume_numpy_watch(hook)
             _STATE["in_launch"] -= 1
 
     def counted(name):
@@ -358,10 +373,13 @@ def install_watch() -> None:
     def outside(fn):  # the candidate's own code called from inside a launch (a grid callable): counted
         def call(*a, **k):
             depth, _STATE["in_launch"] = _STATE["in_launch"], 0
+            hook = _resume_numpy_watch(_STATE["numpy_watch"])
             try:
                 return fn(*a, **k)
             finally:
-                _STATE["in_launch"] = depth
+                _STATE["in_launch"] = depth  # first: the hook ignores its own removal inside a launch
+                if hook:
+                    _pause_numpy_watch()
         call._kernelsynth_outside = True
         return call
 
@@ -408,6 +426,60 @@ def install_watch() -> None:
     _wrap(GridExecutor, "__call__", grid_call)
 
 
+#: Modules whose functions compute on host arrays: a call into one during a verified call is the
+#: label ``host:numpy`` (:func:`_numpy_profile`).
+HOST_ARRAY_MODULES = ("numpy",)
+_SET_HOOKS = (sys.setprofile, sys.settrace)
+
+
+def _host_array_module(name) -> bool:
+    return isinstance(name, str) and any(name == m or name.startswith(m + ".") for m in HOST_ARRAY_MODULES)
+
+
+def _numpy_profile(frame, event, arg) -> None:
+    """The ``sys.setprofile`` hook of a verified call (:func:`watching`; VERIFICATION.md rule 14):
+    a call into numpy -- a C function or method of a numpy module, type or array (``c_call``:
+    ``asarray``, ``frombuffer``, ``ndarray.astype``, ``ufunc.reduce``, whatever name or attribute
+    path reached it) or a Python function defined in numpy (``call``: ``numpy.mean``) -- outside a
+    Triton launch (the interpreter's own numpy) labels the call ``host:numpy``; a call of
+    ``sys.setprofile``/``sys.settrace`` labels it ``host:setprofile`` (the hook may be gone). By what
+    ran, not by names in the source (tests/adversarial/redteam_s9 ln1: an array-interface name
+    joined at run time). Not seen: ufuncs called directly and arithmetic operators on arrays (no
+    profile event), which need an array that some seen call made."""
+    if _STATE["in_launch"] or not _STATE["numpy_watch"]:
+        return
+    if event == "c_call":
+        if arg in _SET_HOOKS:
+            _note_host("setprofile")
+            return
+        mod = getattr(arg, "__module__", None)
+        if mod is None:
+            owner = getattr(arg, "__self__", None)
+            mod = getattr(type(owner), "__module__", None) if owner is not None else None
+        if _host_array_module(mod):
+            _note_host("numpy")
+    elif event == "call" and _host_array_module(frame.f_globals.get("__name__")):
+        _note_host("numpy")
+
+
+def _pause_numpy_watch():
+    """Take the numpy hook off for a Triton launch; returns whether it was on (for
+    :func:`_resume_numpy_watch`)."""
+    if _STATE["numpy_watch"] and sys.getprofile() is _numpy_profile:
+        sys.setprofile(None)
+        return True
+    return False
+
+
+def _resume_numpy_watch(was_on) -> bool:
+    """Put the numpy hook back after :func:`_pause_numpy_watch` (``was_on``); returns whether it
+    was off and is now on."""
+    if was_on and _STATE["numpy_watch"] and sys.getprofile() is None:
+        sys.setprofile(_numpy_profile)
+        return True
+    return False
+
+
 def thread_starts() -> int:
     """Python threads started in this process since :func:`install_watch` (0 before it)."""
     return _STATE["threads"]
@@ -432,9 +504,19 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
                                           if isinstance(x, torch.Tensor))
     if census is not None:
         _STATE["census"] = census
+    watch = full and not _STATE["numpy_watch"]  # host array libraries called at run time (numpy)
+    hook_before = sys.getprofile() if watch else None
+    if watch:
+        _STATE["numpy_watch"] = True
+        sys.setprofile(_numpy_profile)
     try:
         yield lambda: _STATE["threads"] - before_threads
     finally:
+        if watch:
+            if sys.getprofile() is not _numpy_profile:  # the candidate replaced the hook: numpy unseen
+                _note_host("setprofile")
+            _STATE["numpy_watch"] = False  # first: the hook ignores its own removal
+            sys.setprofile(hook_before)
         _STATE["census"] = previous
         if full:
             census.calls += 1

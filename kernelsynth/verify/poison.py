@@ -10,6 +10,7 @@ from typing import Callable, List, Optional, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from .census import note_copy, op_name, watching
 from .failures import VerificationFailure
@@ -39,11 +40,20 @@ class PoisonEmpty(TorchDispatchMode):
 
     ``ops``: a set that receives the census name (:func:`~kernelsynth.verify.census.op_name`) of
     every operator the call dispatches (VERIFICATION.md rule 14): the fallback census runs on
-    every verified call, so a candidate cannot tell a census call from a checked one."""
+    every verified call, so a candidate cannot tell a census call from a checked one.
 
-    def __init__(self, ops: Optional[set] = None):
+    ``fresh``: a dict that receives, for every storage an operator's output holds that none of
+    its arguments held before it ran (memory allocated by the call: ``empty*``, ``zeros``,
+    ``clone``, a library op's result, the grown storage of a ``resize_``), ``{data_ptr: (end,
+    weak reference to the storage)}`` -- not for :data:`NOT_FRESH` (``from_file``: a shared file
+    mapping the candidate can map again and write). :func:`note_returned` requires the call's
+    output to lie in one of them (VERIFICATION.md rule 10); the caller frees the weak references
+    (:func:`note_returned` does)."""
+
+    def __init__(self, ops: Optional[set] = None, fresh: Optional[dict] = None):
         super().__init__()
         self.ops = ops
+        self.fresh = fresh
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
@@ -51,13 +61,73 @@ class PoisonEmpty(TorchDispatchMode):
             self.ops.add(op_name(func))
             note_copy(self.ops, name, args)
         before = args[0].numel() if name == "resize_" and isinstance(args[0], torch.Tensor) else None
+        held = _held_storages(args, kwargs) if self.fresh is not None and name not in NOT_FRESH else None
         out = func(*args, **(kwargs or {}))
+        if held is not None:
+            _note_fresh(self.fresh, out, held)
         if isinstance(out, torch.Tensor) and out.numel():
             if name in _EMPTY_OPS:
                 out.fill_(poison_value(out.dtype))
             elif before is not None and out.numel() > before and out.is_contiguous():
                 out.view(-1)[before:].fill_(poison_value(out.dtype))
         return out
+
+
+#: Operators whose output memory is not the call's own even when no argument held it: a file
+#: mapping (``from_file(shared=True)``: mapped again later, a write there changes a kept output).
+NOT_FRESH = frozenset({"from_file"})
+#: Unwrapped accessors, bound before any candidate is imported (the census wraps
+#: ``torch.Tensor.untyped_storage``; a candidate may rebind ``Tensor`` methods).
+_UNTYPED, _DATA_PTR = torch._C.TensorBase.untyped_storage, torch._C.TensorBase.data_ptr
+
+
+def _storage_ptr(x) -> Optional[int]:
+    """The data pointer of the storage of ``x`` (a tensor or a storage), None for anything else."""
+    try:
+        if isinstance(x, torch.Tensor):
+            return _UNTYPED(x).data_ptr()
+        if isinstance(x, torch.UntypedStorage):
+            return x.data_ptr()
+        if isinstance(x, torch.TypedStorage):
+            return x.untyped().data_ptr()
+    except (RuntimeError, NotImplementedError):  # no storage (sparse, nested, fake)
+        return None
+    return None
+
+
+def _held_storages(args, kwargs) -> set:
+    """The storage data pointers the tensors and storages among an operator's arguments hold."""
+    leaves = tree_leaves((args, kwargs or {}))
+    return {p for p in map(_storage_ptr, leaves) if p is not None}
+
+
+def _note_fresh(fresh: dict, out, held: set) -> None:
+    """Record in ``fresh`` each storage of ``out``'s tensors whose memory no argument held
+    (:class:`PoisonEmpty`'s ``fresh``)."""
+    for t in tree_leaves(out):
+        if not isinstance(t, torch.Tensor):
+            continue
+        try:
+            st = _UNTYPED(t)
+        except (RuntimeError, NotImplementedError):
+            continue
+        ptr = st.data_ptr()
+        if not ptr or ptr in held or not st.nbytes():
+            continue
+        old = fresh.pop(ptr, None)
+        if old is not None:  # the same address again (memory freed and reused): the newer storage
+            _FREE_WEAK_REF(old[1])
+        fresh[ptr] = (ptr + st.nbytes(), _WEAK_REF(st))
+
+
+def output_extent(out: torch.Tensor):
+    """``(first byte, end)`` of the memory the elements of ``out`` occupy (strides >= 0, as
+    PyTorch's); None for an empty tensor."""
+    if not out.numel():
+        return None
+    lo = _DATA_PTR(out)
+    span = 1 + sum((n - 1) * st for n, st in zip(out.shape, out.stride()))
+    return lo, lo + span * out.element_size()
 
 
 def poison_allocator(nbytes: int, device: torch.device) -> None:
@@ -83,18 +153,23 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
     returned) fails it too: the dispatch mode that takes the census is thread-local."""
     nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
     poison_allocator(2 * nbytes, device)
-    with watching(ops, inputs) as started:
-        with torch.no_grad(), (PoisonEmpty(ops) if poison_empty else contextlib.nullcontext()):
-            out = candidate(*inputs)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-    if threads_before is not None:
-        check_no_new_threads(threads_before)
-        if started():
-            raise VerificationFailure(f"{started()} thread(s) started during the call: work in another thread is "
-                                      "hidden from the census (threads are not allowed, VERIFICATION.md rule 11)")
-    if poison_empty:  # untrusted: its output's storage must be released when the harness lets go of it
-        note_returned(out)
+    fresh: dict = {}  # storages allocated during the call (PoisonEmpty's ``fresh``)
+    try:
+        with watching(ops, inputs) as started:
+            with torch.no_grad(), (PoisonEmpty(ops, fresh) if poison_empty else contextlib.nullcontext()):
+                out = candidate(*inputs)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        if threads_before is not None:
+            check_no_new_threads(threads_before)
+            if started():
+                raise VerificationFailure(f"{started()} thread(s) started during the call: work in another thread is "
+                                          "hidden from the census (threads are not allowed, VERIFICATION.md rule 11)")
+        if poison_empty:  # untrusted: its output must lie in memory the call allocated, released with the output
+            note_returned(out, fresh)
+    finally:
+        for _end, handle in fresh.values():
+            _FREE_WEAK_REF(handle)
     return out
 
 
@@ -107,11 +182,32 @@ _WEAK_REF, _EXPIRED, _FREE_WEAK_REF = (torch.UntypedStorage._weak_ref, torch.Unt
 _RETURNED: List[int] = []
 
 
-def note_returned(out) -> None:
-    """Remember a weak reference to the storage of ``out`` (a verified call's output; other types
-    are ignored) for :func:`check_outputs_released`."""
-    if type(out) is torch.Tensor:
-        _RETURNED.append(_WEAK_REF(torch._C.TensorBase.untyped_storage(out)))
+def note_returned(out, fresh: Optional[dict] = None) -> None:
+    """Remember a weak reference to the memory of ``out`` (a verified call's output; other types
+    are ignored) for :func:`check_outputs_released`.
+
+    Without ``fresh``, to the output's own storage. With ``fresh`` (the storages the call
+    allocated, :class:`PoisonEmpty`), the output's bytes (:func:`output_extent`) must lie inside
+    one of them that is still alive, and the weak reference goes to that one (popped from
+    ``fresh``): ownership is judged by the memory, not by the storage object, so a tensor put on a
+    new non-owning storage over a buffer the candidate keeps (``_construct_storage_from_data_pointer``
+    plus ``set_``: tests/adversarial/redteam_s9 fa1, a ring of 64 output slots) fails here, and so
+    does a view of a buffer made on an earlier call. An empty output only gets its own storage's
+    reference. Raises VerificationFailure (rule 10) when no fresh storage holds the output."""
+    if type(out) is not torch.Tensor:
+        return
+    extent = output_extent(out) if fresh is not None else None
+    if extent is None:
+        _RETURNED.append(_WEAK_REF(_UNTYPED(out)))
+        return
+    lo, hi = extent
+    owner = [p for p, (end, h) in fresh.items() if p <= lo and hi <= end and not _EXPIRED(h)]
+    if not owner:
+        raise VerificationFailure(
+            "the output does not lie in memory allocated during the call (a buffer kept from an earlier call or "
+            "memory the candidate holds elsewhere, e.g. a tensor put on a storage made from a data pointer: a later "
+            "call can overwrite an output its caller kept; outputs must be fresh tensors, VERIFICATION.md rule 10)")
+    _RETURNED.append(fresh.pop(min(owner, key=lambda p: fresh[p][0] - p))[1])
 
 
 def reset_returned() -> None:

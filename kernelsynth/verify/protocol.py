@@ -13,7 +13,7 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, plan_changes, plan_exchange, plan_last, plan_nudge, plan_permutation,
+from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_extra, plan_changes, plan_exchange, plan_last, plan_nudge, plan_permutation,
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
@@ -124,6 +124,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     slack_factor = float(probe.get("rtol", 1.0)) if probe else 1.0
     honest = HonestReferences(policy.precision, policy.dtype) if comparison == "allclose" else None
     meter = PrecisionMeter(policy.precision if comparison == "allclose" else None)
+    extra = exchange_extra(list(shapes)) if determinism else None  # an even shape that gets the exchange too
     for si, shape in enumerate(shapes):
         label = shape_label(shape)
         report.shapes.append(label)
@@ -168,7 +169,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 if determinism and t == 0:
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"],
-                                                    last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2)
+                                                    last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
+                                                    exchange=si == extra)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -229,7 +231,7 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
                            out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True,
-                           which: Optional[int] = None):
+                           which: Optional[int] = None, exchange: bool = False):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -259,9 +261,12 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        answer memoised on sums or other symmetric fingerprints of the input). With ``last_only``
        this step is instead a block of input ``which`` exchanged
        (:func:`~kernelsynth.verify.inputs.plan_exchange`: the block planted by the overwrite of
-       step 2; every line's sum and position-weighted sum, the values and the extrema unchanged):
-       no answer memoised, or recomputed incrementally, on low moments of rows or columns
-       (tests/adversarial/redteam_s8 mm1).
+       step 2; every line's sum and low position moments -- up to a seeded order of 2 to 4 where
+       the dims are long enough --, the values and the extrema unchanged): no answer memoised, or
+       recomputed incrementally, on low moments of rows or columns (tests/adversarial/redteam_s8
+       mm1, redteam_s9 lm1, sm1). With ``exchange`` on an even shape (:func:`verify` sets it on
+       :func:`~kernelsynth.verify.inputs.exchange_extra`'s shape: no odd shape has every dim long),
+       the exchange is one more call there, right after step 2.
     5. ``allclose`` only, with ``nudge`` (:func:`verify` sets it on every second listed shape, the
        even shape indices, where ``last_only`` is off): then every float input scaled by ``1 + 4 rtol``
        (:func:`~kernelsynth.verify.inputs.plan_nudge`: a change at the tolerance's scale) and
@@ -289,7 +294,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     for x, f in zip(inputs, fresh):
         if isinstance(x, torch.Tensor):
             x.copy_(f)
-    plant, exchange = plan_exchange(inputs, gen, which) if last_only else ([], [])
+    extra = exchange and not last_only  # an even shape with the exchange too (first, before the other changes)
+    plant, exchange = plan_exchange(inputs, gen, which) if last_only or extra else ([], [])
     apply_changes(inputs, plant)  # part of the overwrite: the block step 4 exchanges
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
@@ -301,12 +307,13 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     latest = out2
     n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
     alone = f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""
+    exchanged = [(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
+                  "every line's sum and low position moments and the tensor's values (a memo on low moments of "
+                  "rows or columns)" + alone)] if exchange else []
     steps = [(lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone)
-             ] + ([(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
-                    "every line's sum and position-weighted sum and the tensor's values (a memo on low moments of "
-                    "rows or columns)" + alone)] if exchange else []) \
+             ] + exchanged \
         if last_only else \
-        [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
+        exchanged + [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
           "after one element and a small region of the input changed in place"),
          (lambda: plan_permutation(inputs, gen),
           "after values of the input were moved in place (a region rotated, two elements swapped: same sums)")]
