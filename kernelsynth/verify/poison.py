@@ -130,6 +130,18 @@ def output_extent(out: torch.Tensor):
     return lo, lo + span * out.element_size()
 
 
+def _inside_input(extent, x) -> bool:
+    """Whether the byte range ``extent`` overlaps the storage of input ``x``."""
+    if not isinstance(x, torch.Tensor):
+        return False
+    try:
+        st = _UNTYPED(x)
+    except (RuntimeError, NotImplementedError):
+        return False
+    lo, hi = extent
+    return st.data_ptr() < hi and lo < st.data_ptr() + st.nbytes()
+
+
 def poison_allocator(nbytes: int, device: torch.device) -> None:
     """Fill ``nbytes`` of the CUDA caching allocator's free memory with 0xFF (NaN in every float
     dtype) and release it, so recycled blocks hold garbage rather than an earlier answer."""
@@ -166,7 +178,7 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
                 raise VerificationFailure(f"{started()} thread(s) started during the call: work in another thread is "
                                           "hidden from the census (threads are not allowed, VERIFICATION.md rule 11)")
         if poison_empty:  # untrusted: its output must lie in memory the call allocated, released with the output
-            note_returned(out, fresh)
+            note_returned(out, fresh, inputs)
     finally:
         for _end, handle in fresh.values():
             _FREE_WEAK_REF(handle)
@@ -182,7 +194,7 @@ _WEAK_REF, _EXPIRED, _FREE_WEAK_REF = (torch.UntypedStorage._weak_ref, torch.Unt
 _RETURNED: List[int] = []
 
 
-def note_returned(out, fresh: Optional[dict] = None) -> None:
+def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = ()) -> None:
     """Remember a weak reference to the memory of ``out`` (a verified call's output; other types
     are ignored) for :func:`check_outputs_released`.
 
@@ -193,10 +205,14 @@ def note_returned(out, fresh: Optional[dict] = None) -> None:
     new non-owning storage over a buffer the candidate keeps (``_construct_storage_from_data_pointer``
     plus ``set_``: tests/adversarial/redteam_s9 fa1, a ring of 64 output slots) fails here, and so
     does a view of a buffer made on an earlier call. An empty output only gets its own storage's
-    reference. Raises VerificationFailure (rule 10) when no fresh storage holds the output."""
+    reference. An output in the memory of one of the call's ``inputs`` is left to rule 7 (its
+    reason names the input). Raises VerificationFailure (rule 10) when no fresh storage holds the
+    output."""
     if type(out) is not torch.Tensor:
         return
     extent = output_extent(out) if fresh is not None else None
+    if extent is not None and any(_inside_input(extent, x) for x in inputs):
+        extent = None  # rule 7 rejects it with its own reason (verify.comparison.check_inputs_untouched)
     if extent is None:
         _RETURNED.append(_WEAK_REF(_UNTYPED(out)))
         return
