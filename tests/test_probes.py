@@ -394,3 +394,19 @@ def test_a_downward_shift_probe_rejects_a_softmax_without_its_max_subtraction():
     honest = ROOT / "specs" / "softmax_rows" / "kernels"
     for f in sorted(honest.glob("v[01]_*.py")):  # the Triton ladder (v2 is CUDA)
         _run("softmax_rows", f, group=f"probe{idx}")
+
+
+def test_a_downward_shift_probe_rejects_a_cross_entropy_without_its_max_subtraction():
+    # session 10: sn1's class on cross_entropy (tests/adversarial/s10 xn: sum exp(x) without the
+    # max, redone with it only for rows whose max passes 80); the loss is shift invariant per row
+    # and max - x[target] stays exact, so the float64 reference and the honest ladder stay put
+    idx = next(k for k, p in enumerate(_spec("cross_entropy").probes) if p["kind"] == "shift" and p["value"] < 0)
+    up = next(k for k, p in enumerate(_spec("cross_entropy").probes) if p["kind"] == "shift" and p["value"] > 0)
+    cheat = ROOT / "tests" / "adversarial" / "s10" / "xn_logsumexp_without_max_overflow_guarded.py"
+    _run("cross_entropy", cheat, group="listed")  # the plain trials pass, and so does the upward shift
+    _run("cross_entropy", cheat, group=f"probe{up}")
+    with pytest.raises(VerificationFailure, match=r"input-range probe: shift -100\): (NaN|Inf)"):
+        _run("cross_entropy", cheat, group=f"probe{idx}")
+    for f in sorted((ROOT / "specs" / "cross_entropy" / "kernels").glob("v[12]_*.py")):  # the Triton ladder
+        for dtype in (torch.float32, torch.bfloat16):
+            _run("cross_entropy", f, group=f"probe{idx}", dtype=dtype)

@@ -88,7 +88,7 @@ def _resized_kept(x):  # a kept tensor grown by resize_: fresh memory, but the c
 
 
 @pytest.mark.parametrize("fn, fails", [(_fresh, None), (_own_offset_view, None),
-                                       (_view_of_kept, "does not lie in memory allocated during the call"),
+                                       (_view_of_kept, "the candidate kept 1 of the 1 outputs"),  # owning: its storage
                                        (_raw_storage_over_kept, "does not lie in memory allocated during the call"),
                                        (_resized_kept, "the candidate kept 1 of the 1 outputs")])
 def test_an_output_must_lie_in_memory_the_call_allocated_and_that_memory_be_released(fn, fails):

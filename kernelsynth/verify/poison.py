@@ -206,8 +206,11 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = ()) -> N
     plus ``set_``: tests/adversarial/redteam_s9 fa1, a ring of 64 output slots) fails here, and so
     does a view of a buffer made on an earlier call. An empty output only gets its own storage's
     reference. An output in the memory of one of the call's ``inputs`` is left to rule 7 (its
-    reason names the input). Raises VerificationFailure (rule 10) when no fresh storage holds the
-    output."""
+    reason names the input), and one outside every fresh storage whose own storage owns its memory
+    (``resizable()``: an allocator's block, e.g. a buffer kept from an earlier call) gets its own
+    storage's weak reference (rules 9-10 name such a reuse first, the release check fails it at
+    the end). Raises VerificationFailure (rule 10) when the output lies in no fresh storage and its
+    own storage does not own its memory (a storage made from a raw data pointer, a shared mapping)."""
     if type(out) is not torch.Tensor:
         return
     extent = output_extent(out) if fresh is not None else None
@@ -218,6 +221,11 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = ()) -> N
         return
     lo, hi = extent
     owner = [p for p, (end, h) in fresh.items() if p <= lo and hi <= end and not _EXPIRED(h)]
+    if not owner and _UNTYPED(out).resizable():
+        # memory an allocator gave a storage that owns it (a buffer from an earlier call): its own
+        # storage's weak reference judges it, and rules 9-10 name the reuse on the way
+        _RETURNED.append(_WEAK_REF(_UNTYPED(out)))
+        return
     if not owner:
         raise VerificationFailure(
             "the output does not lie in memory allocated during the call (a buffer kept from an earlier call or "
