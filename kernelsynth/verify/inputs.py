@@ -314,22 +314,28 @@ EXCHANGE_ORDERS = (3, 5)
 #: :data:`EXCHANGE_BLOCK` elements (the largest orders are lowered first to fit).
 EXCHANGE_DIMS = 4
 EXCHANGE_BLOCK = 4096
+#: The block planted in a parameter (VERIFICATION.md rule 21, :class:`kernelsynth.verify.params.PerturbDraws`)
+#: holds at most this many elements: its trial must also meet prepared weights keyed on a few
+#: sampled weights (tests/adversarial/cpu/params/sampled_weights.py, redteam_2026_12_01 k3: every
+#: 97th weight), which a larger block reaches more often. A 1-D weight still gets order 5 (32).
+PARAM_EXCHANGE_BLOCK = 32
 
 
-def exchange_orders(shape, order: int) -> list:
+def exchange_orders(shape, order: int, max_block: int = EXCHANGE_BLOCK) -> list:
     """The order of :func:`plan_exchange`'s factor along each dim of a tensor of ``shape`` for the
     drawn ``order``: ``min(order, floor(log2(n)))`` on the last :data:`EXCHANGE_DIMS` dims of
     length 2 or more (0 elsewhere: factor ``(1,)``), the largest lowered first until the block
-    (the product of the ``2^order`` lengths) holds at most :data:`EXCHANGE_BLOCK` elements."""
+    (the product of the ``2^order`` lengths) holds at most ``max_block`` elements (a power of two;
+    :data:`EXCHANGE_BLOCK` for inputs, :data:`PARAM_EXCHANGE_BLOCK` for parameters)."""
     orders = [0] * len(shape)
     for d in [d for d in range(len(shape)) if shape[d] >= 2][-EXCHANGE_DIMS:]:
         orders[d] = min(order, int(shape[d]).bit_length() - 1)
-    while sum(orders) > EXCHANGE_BLOCK.bit_length() - 1:
+    while sum(orders) > max(1, max_block.bit_length() - 1):
         orders[max(range(len(orders)), key=lambda d: orders[d])] -= 1
     return orders
 
 
-def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
+def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None, max_block: int = EXCHANGE_BLOCK):
     """A staleness change that keeps the **low moments of every line** of the input and its
     values (VERIFICATION.md rule 10; tests/adversarial/redteam_s8 mm1, an incremental memo that
     keeps per-row and per-column checksums ``(sum_k x_k, sum_k (k+1) x_k)`` and recomputes only
@@ -341,7 +347,7 @@ def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
     (:func:`thue_morse`: ``2^k`` long on a dim of ``2^k`` or more; ``(1, -1)`` on a dim of 2 or
     3; ``(1,)`` on a dim of 1); their product ``P`` is +-1; the block never holds the tensor's
     last element (rule 10's last-element step comes between the plant and the exchange; nothing
-    when the block would fill the tensor). The block first holds ``a`` where ``P = 1`` and ``b``
+    when the block would fill the tensor; at most ``max_block`` elements). The block first holds ``a`` where ``P = 1`` and ``b``
     where ``P = -1`` (the *plant*, written with the full overwrite before it, rule 10's first
     change), then ``a`` and ``b`` trade places. The change ``(b - a) P`` is exact (values only
     move) and has, along every dim, zero sum on every line through the block and, along a dim of
@@ -360,7 +366,7 @@ def plan_exchange(inputs, gen: torch.Generator, which: Optional[int] = None):
     x = inputs[i]
     dev, flat = x.device, x.reshape(-1)
     order = int(torch.randint(EXCHANGE_ORDERS[0], EXCHANGE_ORDERS[1] + 1, (1,), generator=gen, device=dev).item())
-    orders = exchange_orders(tuple(x.shape), order)
+    orders = exchange_orders(tuple(x.shape), order, max_block)
     lengths = [2 ** o for o in orders]
     starts = [int(torch.randint(0, n - k + 1, (1,), generator=gen, device=dev).item())
               for n, k in zip(x.shape, lengths)]

@@ -25,7 +25,7 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .inputs import apply_changes, param_seed, plan_exchange
+from .inputs import PARAM_EXCHANGE_BLOCK, apply_changes, param_seed, plan_exchange
 
 #: aten operators that fill a tensor with random numbers (what ``torch.nn.init`` and module
 #: constructors dispatch); the k-th of them in a constructor is the k-th draw.
@@ -122,7 +122,7 @@ class PerturbDraws(TorchDispatchMode):
             exchange = []
             if self.plant and self.draws == 1 and out.is_contiguous() and out.numel() >= 2:
                 gen = torch.Generator(device=out.device).manual_seed(rng.randrange(2 ** 62))
-                plant, exchange = plan_exchange([out.detach()], gen)
+                plant, exchange = plan_exchange([out.detach()], gen, max_block=PARAM_EXCHANGE_BLOCK)
                 apply_changes([out.detach()], plant)
             if self.kind == "plant":
                 return out
