@@ -178,7 +178,8 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
                 raise VerificationFailure(f"{started()} thread(s) started during the call: work in another thread is "
                                           "hidden from the census (threads are not allowed, VERIFICATION.md rule 11)")
         if poison_empty:  # untrusted: its output must lie in memory the call allocated, released with the output
-            note_returned(out, fresh, inputs)
+            note_returned(out, fresh, inputs, hosted=ops is not None and any(
+                isinstance(o, str) and o.startswith("host:") for o in ops))
     finally:
         for _end, handle in fresh.values():
             _FREE_WEAK_REF(handle)
@@ -194,7 +195,7 @@ _WEAK_REF, _EXPIRED, _FREE_WEAK_REF = (torch.UntypedStorage._weak_ref, torch.Unt
 _RETURNED: List[int] = []
 
 
-def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = ()) -> None:
+def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = (), hosted: bool = False) -> None:
     """Remember a weak reference to the memory of ``out`` (a verified call's output; other types
     are ignored) for :func:`check_outputs_released`.
 
@@ -209,8 +210,10 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = ()) -> N
     reason names the input), and one outside every fresh storage whose own storage owns its memory
     (``resizable()``: an allocator's block, e.g. a buffer kept from an earlier call) gets its own
     storage's weak reference (rules 9-10 name such a reuse first, the release check fails it at
-    the end). Raises VerificationFailure (rule 10) when the output lies in no fresh storage and its
-    own storage does not own its memory (a storage made from a raw data pointer, a shared mapping)."""
+    the end); so does one when the census already labelled a host door (``hosted``: memory from
+    ``torch.from_numpy`` and the like, which labels the observation, rule 14). Raises
+    VerificationFailure (rule 10) when the output lies in no fresh storage and its own storage does
+    not own its memory (a storage made from a raw data pointer, a shared mapping)."""
     if type(out) is not torch.Tensor:
         return
     extent = output_extent(out) if fresh is not None else None
@@ -221,7 +224,7 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = ()) -> N
         return
     lo, hi = extent
     owner = [p for p, (end, h) in fresh.items() if p <= lo and hi <= end and not _EXPIRED(h)]
-    if not owner and _UNTYPED(out).resizable():
+    if not owner and (_UNTYPED(out).resizable() or hosted):
         # memory an allocator gave a storage that owns it (a buffer from an earlier call): its own
         # storage's weak reference judges it, and rules 9-10 name the reuse on the way
         _RETURNED.append(_WEAK_REF(_UNTYPED(out)))
