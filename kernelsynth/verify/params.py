@@ -9,7 +9,8 @@ each listed shape reuse trial 0's seed and build both modules under :class:`Pert
 parameters are trial 0's except for a small change of the first tensor the constructor fills at
 random (the weight of a layer). Trials 0-3 plant a block of two of its values in it, and trial 1
 exchanges them (``"swap"``: the sums, the extrema, their positions, the sorted values and each
-line's position-weighted sum stay as they were) and gets trial 0's inputs too
+line's position moments up to the order the block's Thue-Morse pattern keeps -- the
+position-weighted sum, and the second moment along dims of 8 or more -- stay as they were) and gets trial 0's inputs too
 (:func:`kernelsynth.verify.inputs.trial_inputs`), so an output memo keyed on the input alone
 hands back trial 0's answer; trial 2 moves one element to a value strictly inside the tensor's
 range (``"inside"``: the maximum stays). A cache keyed on sums, extrema or a few sampled weights
@@ -97,9 +98,11 @@ class PerturbDraws(TorchDispatchMode):
       the first tensor gets two of its own values in the +-1 pattern of
       :func:`kernelsynth.verify.inputs.plan_exchange`; ``"swap"`` then exchanges the two values
       instead of swapping two elements (the change keeps the tensor's values, extrema and their
-      positions, and along every dim of four or more each line's sum and position-weighted sum:
-      prepared parameters keyed on such statistics -- session 9's reading of redteam_s8 lk1's class
-      -- are stale), falling back to the interior swap when no block can be planted.
+      positions, and along every dim of four or more each line's sum and position-weighted sum,
+      along dims of eight or more the second moment too, in a block of at most
+      :data:`~kernelsynth.verify.inputs.PARAM_EXCHANGE_BLOCK` elements: prepared parameters keyed
+      on such statistics -- session 9's reading of redteam_s8 lk1's class, redteam_s9 rk2's second
+      moment -- are stale), falling back to the interior swap when no block can be planted.
 
     Deterministic in the order of the draws, so a reference and a candidate that draw their
     parameters the same way (KernelBench's convention) are perturbed alike. A first tensor of one
