@@ -95,10 +95,12 @@ SOFTMAX_CASES = {
 CONV_PRECISION_CASES = {
     ("dtype_half", "float32"): ("wrong_output", r"output dtype torch\.float16, expected torch\.float32"),
     ("dtype_float", "bfloat16"): ("wrong_output", r"output dtype torch\.float32, expected torch\.bfloat16"),
-    # bfloat16 chunk sums leave the tolerance on rule 10's input scaled by 1 + 4 rtol first (since
-    # session 8), or fail rule 23
+    # bfloat16 chunk sums leave the tolerance on one of rule 10's changed inputs first (the input
+    # scaled by 1 + 4 rtol since session 8; since session 10's planted parameter block, seed 0: the
+    # overwritten input, one element of 144), or fail rule 23
     ("precision_chunks", "float32"): ("wrong_output", r"precision below the declared policy tf32|"
-                                      r"scaled in place by 1 \+ 4 rtol .* outside atol=0\.005"),
+                                      r"scaled in place by 1 \+ 4 rtol .* outside atol=0\.005|"
+                                      r"stale answer: after the input was overwritten in place, outside atol=0\.005"),
     ("precision_chunks", "bfloat16"): ("wrong_output", r"precision below the declared policy bf16"),
     ("precision_9bit", "float32"): ("wrong_output", r"precision below the declared policy tf32"),
 }
