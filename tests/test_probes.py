@@ -346,7 +346,9 @@ def test_scalar_output_precision_is_judged_over_the_pool_of_small_groups(monkeyp
     assert cp1.verdict == "rejected" and "pooled small groups" in cp1.reason and "precision below" in cp1.reason, \
         cp1.reason
     rms, bound = map(float, re.search(r"scale ([0-9.e+-]+) > ([0-9.e+-]+)", cp1.reason).groups())
-    assert rms > 2 * bound  # about 9.1e-6 > 3.9e-6
+    # about 7.7e-6 > 3.9e-6 (9.1e-6 before session 10's {shift: -100} probe joined the pool: its
+    # losses near -150 + log V have a larger honest rounding scale)
+    assert rms > 1.9 * bound
     assert ch1.verdict == "accepted", ch1.reason
     assert ch1.precision_rms is not None and ch1.precision_rms <= ch1.precision_bound
 
