@@ -215,3 +215,31 @@ def test_imported_v0_verifies_through_the_engine_on_the_cpu(imported, task, tmp_
     assert [(o["version"], o["verdict"]) for o in cands] == [("v0", "accepted")], [o["reason"][:300] for o in cands]
     [traj] = result.trajectories
     assert not traj["accepted"] and any("needs at least one verified kernel" in r for r in traj["reasons"])
+
+
+def test_a_long_row_sum_gets_the_float32_summation_bound_as_atol(imported):
+    """H200, session 10: kb_l1_2_rowsum's eager v0 failed its own float64 reference at the timing
+    shape 32x256x4096 with the reduction default atol 1e-5 (1 of 8192 sums near zero). The atol is
+    now the summation bound of 4096 float32 terms: an honest float32 sum in sequential order
+    (one term at a time, the worst common order) and in torch's order passes, the default
+    fails, and an all-zeros answer still fails (almost) everywhere."""
+    out, reps = imported
+    spec = load_spec(out / "kb_l1_2_rowsum" / "spec.yaml")
+    tol, default = spec.tolerance["float32"], {"atol": 1e-5, "rtol": 3.05e-5}
+    assert 5e-4 < tol["atol"] < 1e-3 and tol["rtol"] == 3.05e-5 and "Higham" in tol["source"]
+    assert spec.tolerance["bfloat16"]["atol"] == tol["atol"]
+    ref = import_file(spec.reference)
+    shape = dict(spec.timing_shape, batch_size=2)  # the timing shape's rows (4096 long), fewer of them
+    (x,) = ref.get_inputs(shape, torch.float32, torch.device("cpu"), torch.Generator().manual_seed(0))
+    want = x.double().sum(-1, keepdim=True)
+
+    def bad(got, t):
+        return int(((got.double() - want).abs() > t["atol"] + t["rtol"] * want.abs()).sum())
+
+    sequential = torch.zeros_like(want, dtype=torch.float32)
+    for j in range(x.shape[-1]):  # float32 additions one term at a time (torch's CPU cumsum adds in float64)
+        sequential += x[..., j:j + 1]
+    assert bad(sequential, default) > 0  # the failing input: honest float32, rejected by the default
+    assert bad(sequential, tol) == bad(x.sum(-1, keepdim=True), tol) == 0
+    assert bad(torch.zeros_like(want), tol) > 0.99 * want.numel()
+    assert "zeros-pass" not in _flags(reps["kb_l1_2_rowsum"])

@@ -27,7 +27,8 @@ small verify shapes (values):
   and not written (flops: 0).
 - **category**: ``matmul`` when the counted FLOPs are not zero, ``reduction`` when a dim is
   reduced away or a reduction operator runs, else ``elementwise``; tolerances are
-  kernelsynth/tolerance.py's defaults of that class, with their sources.
+  kernelsynth/tolerance.py's defaults of that class, with their sources; a reduction's atol is
+  raised to the float32 summation bound of its reduced length (:func:`summation_tolerance`).
 - **shapes**: the original sizes as the timing shape; verify and interpreter shapes scaled down,
   odd (ragged), reduced dims kept long, within a work budget.
 - **checks on the CPU** at the verify shapes: whether an all-zeros or a bfloat16-precision
@@ -588,6 +589,60 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
     return kept
 
 
+#: float32's unit roundoff (round to nearest): 2^-24
+_U32 = 2.0 ** -24
+
+
+def summation_tolerance(src, dims, base_values, tolerance, rep: Report) -> Dict[str, Dict]:
+    """``tolerance`` with each ``atol`` raised to the float32 error bound of summing the reduced
+    length, when that bound is larger (a sum near zero has no relative slack, so ``rtol`` cannot
+    cover it).
+
+    ``n``: the product of the reduced dims' original values (the timing shape, the longest rows
+    any shape has: verify shapes keep reduced dims at most that long); no reduced dim (softmax, a
+    norm, a scan over a kept axis): ``tolerance`` unchanged. ``r``: the root mean square of the
+    reference's float32 outputs at the timing shape, on the CPU (in the output's units: for a sum
+    of zero-mean terms ``r ~ std sqrt(n)``, for a mean ``r`` is that over ``n``). Bound: every
+    partial sum stays within ``B = 3 r`` (three standard deviations; a nonzero mean only brings
+    the partial sums closer to the total), each of the ``n`` additions errs by at most ``u B``
+    (``u = 2^-24``, float32 rounding to nearest) and these errors add up like a random walk:
+    ``atol = sqrt(n) u B`` (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., sec.
+    4.2, the probabilistic ``sqrt(n) u`` factor; any summation order does at most ``n`` additions
+    on partial sums within ``B``); the same bound as specs/column_sum/spec.yaml's hand-derived
+    atol. When several reductions chain (a loss: a log-sum-exp per row, a mean over rows), ``n``
+    counts every reduced element, which over-counts the additions of any one sum: looser, never
+    tighter. Rounded up to two significant digits; the bfloat16 entry gets it too (bfloat16
+    inputs, float32 accumulation). The all-zeros and bfloat16-answer checks (:func:`cpu_checks`)
+    run after, against the raised atol, and are flagged when they pass."""
+    n = math.prod(d.value for d in dims if d.reduced)
+    if n <= 1:
+        return tolerance
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(d.value))
+    outs = [o.double() for o in _cpu_outputs(src, vals, torch.float32) if o.is_floating_point() and o.numel()]
+    if not outs:
+        return tolerance
+    r = math.sqrt(sum(float((o ** 2).sum()) for o in outs) / sum(o.numel() for o in outs))
+    bound = math.sqrt(n) * _U32 * 3.0 * r
+    atol = float(f"{bound:.2g}")
+    atol = atol if atol >= bound else float(f"{bound * 1.05:.2g}")
+    out = {}
+    for dt, v in tolerance.items():
+        v = dict(v)
+        if atol > v["atol"]:
+            v["atol"] = atol
+            v["source"] = (f"atol: float32 summation of n = {n} terms (the reduced dims at the timing shape); the "
+                           f"reference's outputs there have root mean square r = {r:.4g} (float32, on the CPU), so "
+                           f"partial sums stay within B = 3 r and the error within sqrt(n) * 2^-24 * B = {bound:.3g} "
+                           "(Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 4.2: probabilistic "
+                           "bound of summation, any order), rounded up; a sum near zero has no relative slack. rtol: "
+                           + v["source"])
+        out[dt] = v
+    rep.decide("tolerance atol (summation)", atol, f"n = {n}, r = {r:.4g}: sqrt(n) * 2^-24 * 3 r = {bound:.3g}")
+    return out
+
+
 def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
     """Flags integer inputs that the reference cannot take changed the way the harness's
     partial-staleness check changes them (VERIFICATION.md rule 10: the harness's own
@@ -706,13 +761,17 @@ def _import(path: Path, out: Path, rep: Report):
         category, why = "elementwise", "0 counted FLOPs, no reduction operator, every dim in the output"
     rep.decide("category", category, why)
     tolerance = {dt: default_tolerance(category, dt) for dt in ("float32", "bfloat16")}
-    rep.decide("tolerance", {k: (v["atol"], v["rtol"]) for k, v in tolerance.items()},
-               f"kernelsynth/tolerance.py defaults of class {category}")
+    for v in tolerance.values():
+        v["source"] = f"kernelsynth/tolerance.py default for class {category}: {v['source']}"
     timing = {d.name: d.value for d in dims}
     verify = make_shapes(probe, dims, base_values, [(37, 1031), (9, 517), (1, 4099)], VERIFY_BUDGET)
     interp = make_shapes(probe, dims, base_values, [(5, 67), (3, 33)], INTERPRET_BUDGET)
     if not verify or not interp:
         raise ImportFailure("no verify shape within the work budget runs")
+    if category == "reduction":
+        tolerance = summation_tolerance(src, dims, base_values, tolerance, rep)
+    rep.decide("tolerance", {k: (v["atol"], v["rtol"]) for k, v in tolerance.items()},
+               "; ".join(f"{k}: {v['source']}" for k, v in tolerance.items()))
     rep.decide("shapes.timing", timing, "the problem's own sizes")
     rep.decide("shapes.verify", verify, f"scaled down, odd, reduced dims kept long ({', '.join(reduced) or 'none'}), "
                f"within {VERIFY_BUDGET['flops']:.0e} FLOPs and {VERIFY_BUDGET['elements']} elements per tensor")
@@ -768,8 +827,7 @@ def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing,
     spec["dtypes"] = dtypes
     spec["comparison"] = "allclose"
     spec["tolerance"] = {dt: {"atol": tolerance[dt]["atol"], "rtol": tolerance[dt]["rtol"],
-                              "source": f"kernelsynth/tolerance.py default for class {category}: {tolerance[dt]['source']}"}
-                         for dt in dtypes}
+                              "source": tolerance[dt]["source"]} for dt in dtypes}
     spec["work"] = {"flops": flops, "bytes": bytes_}
     spec["baselines"] = ["eager", "compile"]
     mode = " in eval mode (BatchNorm uses its running statistics, Dropout is off)" if training else ""
