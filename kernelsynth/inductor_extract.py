@@ -11,9 +11,12 @@ inputs (``torch.func.functional_call``), so their sizes are symbolic too (a task
 the channel count). The generated ``call(args)`` then takes every size it needs as an integer
 argument; the file computes each argument from the tensors at run time (the ``_ARGS`` table, from
 dynamo's record of where each graph input came from), so one file serves every verify shape.
-What inductor still specialises (a size of 0 or 1; a size its code needs as a constant) shows up
-as an ``assert_size_stride`` failure on the shapes it does not cover: a rejected observation
-with that reason, never a wrong answer.
+What inductor still specialises (a size of 0 or 1; a size its lowering needs as a constant, as
+a convolution's weight sizes; a size the module holds as a Python int, as LayerNorm's
+``normalized_shape``) is listed (:func:`static_sizes`) and checked by the file before ``call()``:
+a shape that changes one is rejected with one line naming the tensor, dim and size, never a
+wrong answer. Such a task gets no general candidate (decided: one file per listed shape would be
+the specialisation rule 12's derived shapes exist to reject).
 
 On the CPU, precompiled headers are off: a sandboxed worker's /tmp is its own, so a header
 precompiled there would serve one compile only.
@@ -27,7 +30,7 @@ from __future__ import annotations
 import ast
 import re
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import torch
 
@@ -164,7 +167,9 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
     with gpulock.shared():
         eager = _aten_ops(model, inputs)
     codegen = "triton" if device.type == "cuda" else "cpp"
-    source = render(code, graphs[0], names, payload.get("task", ""), str(torch.__version__), codegen, shape, notes)
+    static = static_sizes(code, graphs[0], names)
+    source = render(code, graphs[0], names, payload.get("task", ""), str(torch.__version__), codegen, shape, notes,
+                    static)
     # the file must reproduce the reference here, where it was made (the harness verifies it for real)
     from .loading import import_file as _import
     import tempfile, os
@@ -177,7 +182,53 @@ def extract(payload: Dict[str, Any]) -> Dict[str, Any]:
             got, want = module.ModelNew(model)(*inputs), model(*inputs)
             _same(got, want)
     return {"source": source, "torch": str(torch.__version__), "codegen": codegen, "compile_s": compile_s,
-            "eager_ops": eager, "notes": notes, **counts}
+            "eager_ops": eager, "notes": notes, "static_sizes": static, **counts}
+
+
+def _split_top(text: str) -> List[str]:
+    """``text`` split at the commas outside parentheses (a size tuple's entries)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def static_sizes(code: str, sources: List[str], names: List[str]) -> List[Dict[str, Any]]:
+    """The sizes inductor kept constant in the inputs of its ``call()``: every integer literal of an
+    ``assert_size_stride(<input>, (sizes), ...)`` on an argument of ``call`` (dynamic shapes make
+    the others symbols). One entry per such size: ``arg`` (its position among ``call``'s
+    arguments, as in ``sources``), ``tensor`` (a parameter or buffer's name from ``names``, or
+    ``input <i>``), ``dim`` and ``size``. Inductor keeps a size constant when its lowering needs
+    it as one (e.g. a convolution's weight sizes: ``guard_int_seq`` in
+    torch/_inductor/kernel/conv.py) or when the module holds it as a Python int (LayerNorm's
+    ``normalized_shape``); the file then serves only shapes with that size."""
+    body = code.split("def call(", 1)[-1]
+    m = re.search(r"^\s*((?:\w+, )*\w+),? = args\s*$", body, re.M)
+    if not m:
+        return []
+    args = [a.strip() for a in m.group(1).split(",")]
+    out = []
+    for a in re.finditer(r"assert_size_stride\((\w+), \(([^)]*(?:\([^)]*\)[^)]*)*)\)", body):
+        if a.group(1) not in args:
+            continue
+        pos = args.index(a.group(1))
+        src = sources[pos] if pos < len(sources) else ""
+        k = re.fullmatch(r"L\['flat'\]\[(\d+)\]", src)
+        if k is None:
+            continue
+        i = int(k.group(1))
+        label = names[i] if i < len(names) else f"input {i - len(names)}"
+        for d, size in enumerate(_split_top(a.group(2))):
+            if re.fullmatch(r"\d+", size):
+                out.append({"arg": pos, "tensor": label, "dim": d, "size": int(size)})
+    return out
 
 
 def gpu_locked(fn):
@@ -221,13 +272,15 @@ def _same(got, want) -> None:
 
 
 def render(code: str, sources: List[str], names: List[str], task: str, version: str, codegen: str,
-           shape: Dict[str, int], notes: List[str]) -> str:
+           shape: Dict[str, int], notes: List[str], static: Optional[List[Dict[str, Any]]] = None) -> str:
     """The candidate file: a header that says what generated it, inductor's module as it wrote it
     (less ``notes``), and ``ModelNew(reference)``, which reads the reference module's parameters
     and buffers (``names``, in the order of the traced function's ``flat`` arguments) and its other
     attributes (``L['model']``, the module itself), computes
     each argument of ``call`` from ``sources`` and returns the output in the reference's
-    structure (one tensor, or a tuple)."""
+    structure (one tensor, or a tuple). ``static``: :func:`static_sizes`; a call whose tensors
+    differ from one of them raises a one-line RuntimeError naming the size (instead of inductor's
+    ``assert_size_stride`` AssertionError)."""
     args = ", ".join(sources)
     header = (
         f"# Generated by TorchInductor (torch {version}, {codegen} code) from the reference of task {task!r},\n"
@@ -245,6 +298,18 @@ def render(code: str, sources: List[str], names: List[str], task: str, version: 
 _inductor_call = call
 #: the reference's parameters and buffers, in the order inductor's graph takes them
 _STATE = {names!r}
+#: sizes inductor kept constant (argument of call(), tensor, dim, size), and the shape compiled at
+_STATIC = {[(e["arg"], e["tensor"], e["dim"], e["size"]) for e in (static or [])]!r}
+_COMPILED_AT = {dict(shape)!r}
+
+
+def _check_static(args):
+    for pos, tensor, dim, size in _STATIC:
+        got = args[pos].shape[dim]
+        if got != size:
+            raise RuntimeError(
+                f"TorchInductor specialised this code to {{tensor}} of size {{size}} at dim {{dim}} (compiled at "
+                f"{{_COMPILED_AT}}); this call has {{got}}: no general candidate, inductor keeps that size a constant")
 
 
 # Output buffers through the dispatcher (torch.empty_strided), not inductor's C++ fast path, so
@@ -268,8 +333,10 @@ class ModelNew(torch.nn.Module):
         # the traced function's locals: its arguments, and the module (attributes that are not
         # parameters or buffers, e.g. a plain tensor, are read from it as the reference reads them)
         L = {{"flat": self._state + list(inputs), "model": self.reference}}
+        args = [{args}]
+        _check_static(args)
         with torch.no_grad():
-            outs = _inductor_call([{args}])
+            outs = _inductor_call(args)
         return outs[0] if len(outs) == 1 else tuple(outs)
 '''
     return header + code.rstrip() + "\n" + wrapper

@@ -119,3 +119,58 @@ def test_sources_are_checked_and_texts_come_from_counts():
         "same call; the generated code makes 2 fewer calls (kernel launches and library calls). Work model: 2.0 MB moved at the timing shape (inputs, outputs, "
         "parameters). The code was generated, not written by a person.")
     assert inductor.extraction_shape([{"M": 1, "N": 9}, {"M": 3, "N": 4}, {"M": 2, "N": 5}]) == {"M": 3, "N": 4}
+
+
+#: call() of TorchInductor's code for kb_l1_6_conv2dstrided on the H200 (session 10, torch 2.11),
+#: the argument and assert lines as generated: inductor's convolution lowering keeps the weight's
+#: sizes constant (guard_int_seq), so the file was rejected at every verify shape but the one it
+#: was compiled at with `AssertionError: expected size 9==31, stride 135==135 at dim=0`
+H200_CONV_CALL = '''
+def call(self, args):
+    arg0_1, arg1_1, arg2_1, arg3_1, arg4_1, arg5_1, arg6_1, arg7_1, arg8_1, arg9_1 = args
+    args.clear()
+    s69 = arg6_1
+    assert_size_stride(arg4_1, (31, 15, 3, 3), (135, 9, 3, 1))
+    assert_size_stride(arg5_1, (31, ), (1, ))
+    assert_size_stride(arg9_1, (s69, 15, s64, s88), (15*s64*s88, s64*s88, s88, 1))
+    buf0 = extern_kernels.convolution(arg9_1, arg4_1, stride=(2, 2), padding=(0, 0))
+    assert_size_stride(buf0, (s69, 31, 1 + (((-3) + s64) // 2), 1), (31*max(1, s64), 1, 1, 1), 'conv')
+'''
+H200_CONV_SOURCES = ["L['flat'][0].size()[0]", "L['flat'][0].size()[1]", "L['flat'][0].size()[2]",
+                     "L['flat'][0].size()[3]", "L['flat'][0]", "L['flat'][1]", "L['flat'][2].size()[0]",
+                     "L['flat'][2].size()[2]", "L['flat'][2].size()[3]", "L['flat'][2]"]
+
+
+def test_sizes_inductor_kept_constant_reject_other_shapes_in_one_line(tmp_path):
+    """The failing input: the H200's conv code. Its constant sizes are found (weight, bias and the
+    input's channels; not the output buffer's), and a rendered file whose call() meets another
+    size raises one RuntimeError line naming the tensor, dim and size instead of an assert."""
+    from kernelsynth.inductor_extract import render, static_sizes
+    from kernelsynth.loading import import_file
+
+    static = static_sizes(H200_CONV_CALL, H200_CONV_SOURCES, ["conv.weight", "conv.bias"])
+    assert [(e["tensor"], e["dim"], e["size"]) for e in static] == [
+        ("conv.weight", 0, 31), ("conv.weight", 1, 15), ("conv.weight", 2, 3), ("conv.weight", 3, 3),
+        ("conv.bias", 0, 31), ("input 0", 1, 15)]
+    code = ("import torch\nassert_size_stride = torch._C._dynamo.guards.assert_size_stride\n\n"
+            "def call(args):\n    arg0_1, arg1_1 = args\n    args.clear()\n"
+            "    assert_size_stride(arg0_1, (5, ), (1, ))\n    return (arg1_1 * arg0_1,)\n")
+    sources = ["L['flat'][0]", "L['flat'][1]"]
+    static = static_sizes(code, sources, ["ln.weight"])
+    assert static == [{"arg": 0, "tensor": "ln.weight", "dim": 0, "size": 5}]
+    path = tmp_path / "gen.py"
+    path.write_text(render(code, sources, ["ln.weight"], "t", "2.x", "cpp", {"hidden": 5}, [], static))
+    mod = import_file(path)
+
+    def model(hidden):
+        m = torch.nn.Module()
+        m.ln = torch.nn.Module()
+        m.ln.weight = torch.nn.Parameter(torch.arange(float(hidden)))
+        return m
+
+    x = torch.ones(3, 5)
+    assert torch.equal(mod.ModelNew(model(5))(x), x * torch.arange(5.0))
+    with pytest.raises(RuntimeError) as e:
+        mod.ModelNew(model(7))(torch.ones(3, 7))
+    assert str(e.value) == ("TorchInductor specialised this code to ln.weight of size 5 at dim 0 (compiled at "
+                            "{'hidden': 5}); this call has 7: no general candidate, inductor keeps that size a constant")
