@@ -512,9 +512,10 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                 slack = slack_of(shape, probe["rtol"] if probe else 1.0)
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
                 sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
-                                  [audit_view(h) for h in terms["honest"]], slack=slack)  # as the parent sees them
+                                  [audit_view(h) for h in terms["honest"]], slack=slack,
+                                  linear=bool(terms.get("linear")))  # as the parent sees them
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
-                refs[key]["slack"] = slack
+                refs[key]["slack"] = sums["slack"]
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     shape = p.verify_shapes[-1]
     init = init_inputs(ref_mod, shape)

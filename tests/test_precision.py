@@ -240,3 +240,44 @@ def test_parent_audit_applies_the_tail_and_lower_format_statistics():
     diluted[:, 7::8] = _linear(x.bfloat16(), w.bfloat16(), b)[:, 7::8]
     msg = audit_problem({"listed:0:0": digest(diluted, "allclose")}, refs, "allclose", tol, "tf32")
     assert msg and "(precision rule, tail)" in msg
+
+
+def test_an_honest_sequential_float32_scan_of_same_sign_terms_passes_and_bfloat16_does_not():
+    """H200, session 10: TorchInductor's float32 cumsum of kb_l1_8_cumsum (torch.rand rows, a
+    blocked scan, carries added one block at a time) was rejected by rule 23 at RMS 4.2e-5 against
+    a bound of 2.4e-5: a false rejection. The failing input here: an honest scan adding one term at
+    a time in float32 over rows of 4097 (RMS 2.7e-5). The reference is linear, so the slack is
+    widened by |ref| / s; a scan accumulated in bfloat16 is still rejected."""
+    from kernelsynth.verify.precision import HonestReferences, PrecisionMeter, accumulation_slack, magnitude
+
+    class Scan(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, dim=1)
+
+    x = torch.rand(37, 4097, generator=torch.Generator().manual_seed(0))
+    ref64 = x.double().cumsum(1)
+    honest = HonestReferences("fp32", torch.float32)
+    terms = honest.terms(Scan(), [x], ref64)
+    assert terms["linear"] is True
+    assert 30 < magnitude(ref64, terms["scale"]) < 50
+
+    def scan(dtype):
+        out, acc = torch.empty_like(x), torch.zeros(37, dtype=dtype)
+        for j in range(x.shape[1]):
+            acc = acc + x[:, j].to(dtype)
+            out[:, j] = acc.float()
+        return out
+
+    slack = accumulation_slack("fp32", 4097)
+    for out, ok in ((scan(torch.float32), True), (scan(torch.bfloat16), False)):
+        meter = PrecisionMeter("fp32")
+        meter.add(out, ref64, terms, slack=slack)
+        st = meter.stats()
+        assert (st["rms"] <= st["bound"]) is ok, st
+    old = PrecisionMeter("fp32")  # without the factor (a reference not known linear) the honest scan fails
+    old.add(scan(torch.float32), ref64, dict(terms, linear=False), slack=slack)
+    assert old.stats()["rms"] > old.stats()["bound"]
+    # a nonlinear reference (LayerNorm) is not widened: redteam_s7 lp1's bound stays what it was
+    ln = torch.nn.LayerNorm(64)
+    y = torch.randn(9, 64)
+    assert HonestReferences("fp32", torch.float32).terms(ln, [y], ln.double()(y.double()))["linear"] is False

@@ -37,7 +37,11 @@ with ``n`` the reduction length of the largest shape of the group (the spec's ``
 formula, default its largest dim, at most 2^16) and ``u_acc`` the unit roundoff of the
 accumulation: 2^-53 for ``fp64``, else float32's 2^-24 (every policy accumulates in float32). It
 admits another summation order or split than the honest computations' (pairwise, split, Chan's
-combination) and nothing coarser: for a float32 normalisation of rows of 4099 it is 3.8e-6 where
+combination) and nothing coarser. For a linear reference (``f(2x) = 2 f(x)`` exactly: a sum, a scan,
+a matmul without bias) it is multiplied by :func:`magnitude`, the RMS of ``max(1, |ref| / s)``: the
+partial sums of same-sign terms are of the size of the result, not of ``s`` (an honest sequential
+float32 scan of ``torch.rand`` rows of 4097 has RMS 2.7e-5 = 452 u, above the plain slack; H200,
+session 10, kb_l1_8_cumsum). For a float32 normalisation of rows of 4099 it is 3.8e-6 where
 the old constant 2^-16 (n = 2^16 for every task) admitted about 17 significant bits
 (tests/adversarial/redteam_s7 lp1: a 17.7-bit inverse square root, RMS 1.0e-5).
 
@@ -220,7 +224,11 @@ class HonestReferences:
         """``{"dtype", "scale", "honest"}`` for one trial: the reference's output dtype at the job
         dtype, the rounding scale ``sqrt(f(x^2, p^2))`` (float32) and the honest outputs (device
         reference at the job dtype; the emulated policy, rounded to the job dtype). ``scale`` and
-        ``honest`` are None without a policy or for a non-floating output."""
+        ``honest`` are None without a policy or for a non-floating output. With them, ``linear``:
+        whether the reference at the job dtype gives exactly twice its output for twice its floating
+        inputs (scaling by 2 is exact in binary floating point, so a linear map -- a sum, a scan, a
+        matmul without bias -- does; a bias, a normalisation or a nonlinearity does not), which
+        widens the accumulation slack by :func:`magnitude` (:func:`trial_sums`)."""
         lo = self.at_dtype(ref_model, inputs)
         out: Dict[str, object] = {"dtype": lo.dtype if isinstance(lo, torch.Tensor) else None,
                                   "scale": None, "honest": []}
@@ -232,6 +240,9 @@ class HonestReferences:
             emulated = ref64 if emu is None else \
                 emu(*_inputs(inputs, torch.float32, lambda x: truncate_mantissa(x, POLICIES[self.policy][1])))
         out["honest"] = [lo, emulated.to(lo.dtype)]
+        with torch.no_grad(), tf32(self.policy == "tf32"):  # f(2x) = 2 f(x) bit for bit: a linear map
+            twice = self._copies(ref_model)[0](*_inputs(inputs, None, lambda x: x * 2))
+        out["linear"] = isinstance(twice, torch.Tensor) and twice.shape == lo.shape and torch.equal(twice, lo * 2)
         return out
 
 
@@ -281,9 +292,27 @@ def _low_bits_counts(t: torch.Tensor):
     return low.sum().to(torch.float64), normal.sum().to(torch.float64)
 
 
+def magnitude(ref64: torch.Tensor, scale: torch.Tensor) -> float:
+    """The accumulation slack's factor for a linear map: ``sqrt(mean_i max(1, |ref_i| / s_i)^2)``
+    over the elements :func:`_scaled_errors` keeps (1.0 when none). For a sum ``y = sum_k t_k``
+    the partial sums of any order are of the size of ``y`` when the terms share a sign (an
+    inclusive scan of ``torch.rand`` inputs: ``|y| / s ~ 0.87 sqrt(n)``) and of the size of ``s``
+    when they have mean zero (``|y| / s ~ 1``); rounding errors are ``u`` times the partial sums
+    (Higham, sec. 4.2), so the slack ``sqrt(n) u`` in units of ``s`` is that many times larger.
+    Capped at ``sqrt(MAX_REDUCTION)``."""
+    got = _scaled_errors(ref64, ref64, scale)
+    if got is None:
+        return 1.0
+    _, keep = got
+    r, s = ref64.detach().double(), scale.detach().to(ref64.device, torch.float64)
+    ratio = torch.where(keep, (r.abs() / torch.where(keep, s, torch.ones_like(s))).clamp(min=1.0), torch.zeros_like(r))
+    total, count = torch.stack([(ratio * ratio).sum(), keep.sum().to(torch.float64)]).tolist()
+    return min(math.sqrt(total / count), math.sqrt(MAX_REDUCTION)) if count else 1.0
+
+
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None,
-               slack: float = ACCUMULATION) -> Dict[str, object]:
+               slack: float = ACCUMULATION, linear: bool = False) -> Dict[str, object]:
     """Every number the precision rule pools for one trial, computed on ``ref64``'s device with
     one device sync (rule 23; :class:`PrecisionMeter`).
 
@@ -292,18 +321,21 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     oracle) or none (the parent's audit, which passes the oracle's ``threshold``). The tail
     threshold is ``TAIL_K * (trial honest RMS + slack)``, the trial honest RMS being the
     largest of the honest outputs' RMS on this trial; ``slack``: the trial's accumulation slack
-    (:func:`accumulation_slack`).
+    (:func:`accumulation_slack`), times :func:`magnitude` when ``linear`` (the reference is a
+    linear map: :meth:`HonestReferences.terms`'s ``linear``).
 
-    Returns ``{"candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
+    Returns ``{"slack": the trial's slack, "candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
     "low": (outputs exactly representable in the lower format, finite nonzero normal outputs),
     "ref_low": (the same of ``ref64`` rounded to ``out``'s dtype; (0, 0) without honest outputs),
     "threshold": float, "honest": [(sum e^2, n)], "honest_tail": [(tail, n)]}``.
     """
     dev = ref64.device
     zero = torch.zeros((), dtype=torch.float64, device=dev)
+    if linear:
+        slack = slack * magnitude(ref64, scale)
     got = _scaled_errors(out, ref64, scale)
     if got is None:
-        return {"candidate": (0.0, 0), "tail": (0, 0), "low": (0, 0), "ref_low": (0, 0), "threshold": 0.0,
+        return {"slack": slack, "candidate": (0.0, 0), "tail": (0, 0), "low": (0, 0), "ref_low": (0, 0), "threshold": 0.0,
                 "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest)}
     hs = [_scaled_errors(h, ref64, scale) for h in honest]
     hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
@@ -320,7 +352,7 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
         vals += [s, n, (he.abs() > thr).sum().to(torch.float64)]
     v = torch.stack([x.to(dev, torch.float64).reshape(()) for x in vals]).tolist()  # one device sync
     hon = [v[8 + 3 * i: 11 + 3 * i] for i in range(len(hs))]
-    return {"candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),
+    return {"slack": slack, "candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),
             "ref_low": (int(v[5]), int(v[6])), "threshold": v[7],
             "honest": [(h[0], int(h[1])) for h in hon], "honest_tail": [(int(h[2]), int(h[1])) for h in hon]}
 
@@ -413,8 +445,9 @@ class PrecisionMeter:
         accumulation slack (None: :data:`ACCUMULATION`)."""
         if terms.get("scale") is None:
             return
-        sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=ACCUMULATION if slack is None else slack)
-        self.add_sums(sums["candidate"], sums["honest"], sums, slack=slack)
+        sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=ACCUMULATION if slack is None else slack,
+                          linear=bool(terms.get("linear")))
+        self.add_sums(sums["candidate"], sums["honest"], sums, slack=None if slack is None else sums["slack"])
 
     @property
     def accumulation(self) -> float:
