@@ -17,6 +17,7 @@
 # runs_tail.log (each run's last lines), import_report.json, runs.tgz (each run's run.json,
 # cli.log, observations, trajectories, the inductor files and records).
 # On the CPU (correctness only, no timings): HW=cpu PARALLEL=2 TASKS="kb_l1_3_softmax kb_l1_9_crossentropy" bash bench/h200_import.sh
+# TASKS (space-separated task names) runs only those, in that order; the import is always of all 21.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 if [ -f bench/device_env.sh ]; then . bench/device_env.sh; fi
@@ -29,7 +30,8 @@ start=$(date +%s)
 timeout 120 python3 -m kernelsynth.tools import-kernelbench tests/fixtures/kernelbench bench/kernelbench_extra \
   --out "$SCRATCH/specs" > "$OUT/import.log" 2>&1; echo "import exit $? after $(( $(date +%s) - start )) s" >> "$OUT/import.log"
 export KERNELSYNTH_SPECS="$SCRATCH/specs"
-tasks=${TASKS:-$(ls -d "$SCRATCH"/specs/kb_*/ 2>/dev/null | xargs -n1 basename)}
+# level-2 problems first (the first H200 run, session 10, ran out of budget before any of them)
+tasks=${TASKS:-$( (ls -d "$SCRATCH"/specs/kb_l2_*/; ls -d "$SCRATCH"/specs/kb_l[013-9]*_*/) 2>/dev/null | xargs -n1 basename)}
 run_task() {  # $1 task, $2 seconds it may take
   local t0=$(date +%s)
   timeout -k 5 "$2" python3 -m kernelsynth task="$1" hw="$HW" \
@@ -47,7 +49,9 @@ for t in $tasks; do
   sleep 1  # staggered starts: the first run measures the ceilings, the others wait for its cache entry
 done
 wait
-echo "GPU lock files: $(ls "$KERNELSYNTH_CACHE"/gpu-locks 2>/dev/null | tr '\n' ' '); runs warning of jobs without the lock: $(cat "$SCRATCH"/runs/*.log 2>/dev/null | grep -c "ran without the GPU's lock")" >> "$OUT/runs.log"
+echo "GPU lock files: $(ls -la "$KERNELSYNTH_CACHE"/gpu-locks 2>/dev/null | tr '\n' ' '); runs warning of jobs without the lock: $(cat "$SCRATCH"/runs/*.log 2>/dev/null | grep -c "ran without the GPU's lock")" >> "$OUT/runs.log"
+# why a worker could not open the lock (its stderr line, kernelsynth/gpulock.py), first few distinct
+cat "$SCRATCH"/runs/*.log "$SCRATCH"/runs/*/cli.log 2>/dev/null | grep -o "kernelsynth gpulock: cannot open.*" | sort | uniq -c | head -5 >> "$OUT/runs.log"
 echo "task runs done after $(( $(date +%s) - start )) s (budget $BUDGET s, $PARALLEL at a time)" | tee -a "$OUT/runs.log"
 timeout 60 python3 bench/import_summary.py "$SCRATCH" > "$OUT/summary.md" 2>&1
 cat "$OUT/summary.md"
