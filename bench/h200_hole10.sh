@@ -21,7 +21,7 @@ run() {  # name seconds args...
   timeout -k 5 "$secs" $K "$@" hydra.run.dir="$OUTDIR/$name" > "$OUTDIR/$name.log" 2>&1
   echo "$name: rc=$?" >> "$OUTDIR/rc.txt"
 }
-timeout -k 5 100 python3 bench/hole10_inline_outputs.py > "$OUTDIR/inline.txt" 2>&1; echo "inline: rc=$?" >> "$OUTDIR/rc.txt"
+timeout -k 5 ${INLINE_S:-100} python3 bench/hole10_inline_outputs.py > "$OUTDIR/inline.txt" 2>&1; echo "inline: rc=$?" >> "$OUTDIR/rc.txt"
 run flip 45 task=flip2d 'task.dtypes=[float32]' exploration.sources=[external] "exploration.extra_candidates=[$F]"
 run softmax 70 task=softmax_rows 'task.dtypes=[float32]' exploration.sources=[external] "exploration.extra_candidates=[$S]"
 python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/flip "$OUTDIR"/softmax > "$OUTDIR/summary.txt" 2>&1
