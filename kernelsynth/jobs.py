@@ -35,6 +35,7 @@ from .verify.precision import HonestReferences, trial_sums
 from .verify.protocol import check_small_groups
 from .verify.inputs import probe_has_precision
 from .verify.transport import audit_view
+from .verify.census import profiled_of
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, check_outputs_released, compare, digest,
                      guard_also, reset_returned,
@@ -374,6 +375,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         out.aten_ops = ",".join(ops)
         out.reference_ops_used = ",".join(o for o in ops if o in set(p.reference_ops or [])) or None
         calls = set(library_calls(ops, p.reference_ops or [])) | set(profiled_library_calls(profiled, p.reference_ops))
+        calls |= set(profiled_library_calls(profiled_of(census), p.reference_ops))  # every verified call's profiler
         if census.calls_without_launch and backend is not None and backend.counts_launches(mod, modules_before):
             calls.add(NO_OWN_KERNEL)  # a verified call that launched no kernel: a library did the work
         out.library_calls = ",".join(sorted(calls)) or None

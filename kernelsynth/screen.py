@@ -23,6 +23,30 @@ FORBIDDEN_ATTRIBUTES = {"_getframe", "currentframe", "f_locals", "f_back", "f_gl
                         # slots of a kept buffer) or a shared file mapping written again later
                         "_construct_storage_from_data_pointer", "from_file"}
 
+#: Names that switch off or bypass the census's views (VERIFICATION.md rule 14: the dispatch and
+#: torch-function modes, RecordFunction, the profiler) or tell a watched call from another:
+#: redteam_s10 mh1 ran ``torch.addmm`` inside ``torch._C._DisableTorchDispatch()`` and recognised
+#: the profiled call by ``torch.autograd._profiler_enabled()``; mi1 took the running mode with
+#: ``_get_current_dispatch_mode()``. Flagged as an attribute, an imported name, a bare name or a
+#: string constant (``getattr(torch._C, "_DisableTorchDispatch")``).
+CENSUS_EVASION_NAMES = frozenset({
+    # dispatch keys and modes switched off or popped
+    "_DisableTorchDispatch", "_ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard",
+    "_PreserveDispatchKeyGuard", "_DisablePythonDispatcher", "_EnablePythonDispatcher", "_RestorePythonTLSSnapshot",
+    "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included",
+    "_dispatch_tls_local_exclude_set", "_dispatch_tls_local_include_set",
+    "_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_pop_torch_dispatch_stack",
+    "_pop_torch_function_stack", "_unset_dispatch_mode", "_set_dispatch_mode", "_push_on_torch_dispatch_stack",
+    "_push_on_torch_function_stack", "DisableTorchFunction", "DisableTorchFunctionSubclass", "_no_torch_function_mode",
+    # the running modes read (their state edited)
+    "_get_current_dispatch_mode", "_get_current_dispatch_mode_stack", "_get_dispatch_mode", "_get_dispatch_stack_at",
+    "_get_function_stack_at", "_len_torch_dispatch_stack", "_len_torch_function_stack", "_is_torch_function_mode_enabled",
+    "_is_torch_function_all_disabled", "_get_current_function_mode", "_get_current_function_mode_stack",
+    # the profiler detected or switched off
+    "_profiler_enabled", "_is_profiler_enabled", "_profiler_type", "_enable_record_function", "_disable_profiler",
+    "_disable_profiler_legacy", "_enable_profiler", "_enable_profiler_legacy", "_prepare_profiler",
+})
+
 
 def screen_source(source: str) -> List[str]:
     """What in ``source`` reaches outside a kernel's business, as ``"line N: what"`` strings
@@ -50,7 +74,27 @@ def screen_source(source: str) -> List[str]:
                 found.append(f"line {node.lineno}: uses sys.modules")
         elif isinstance(node, ast.Name) and node.id == "__import__":
             found.append(f"line {node.lineno}: uses __import__")
+        name = _evasion_name(node)
+        if name is not None:
+            found.append(f"line {node.lineno}: uses {name} (switches off or detects the census, rule 14)")
     return found
+
+
+def _evasion_name(node):
+    """The :data:`CENSUS_EVASION_NAMES` entry ``node`` names (attribute, bare name, imported name,
+    string constant), or None."""
+    if isinstance(node, ast.Attribute):
+        name = node.attr
+    elif isinstance(node, ast.Name):
+        name = node.id
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        hits = [p for a in node.names for p in a.name.split(".") if p in CENSUS_EVASION_NAMES]
+        return hits[0] if hits else None
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value
+    else:
+        return None
+    return name if name in CENSUS_EVASION_NAMES else None
 
 
 #: Names through which Python code reads or writes memory at a raw address, or wraps a buffer,

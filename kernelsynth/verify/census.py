@@ -20,6 +20,7 @@ Two views of one candidate:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from contextlib import contextmanager
@@ -241,6 +242,7 @@ class Census(set):
 
     def __init__(self, movement: bool = False):
         super().__init__()
+        _forget_profiled(self)  # a census at a freed one's address starts empty
         self.movement = movement
         self.calls = 0
         self.calls_without_launch = 0
@@ -250,7 +252,8 @@ class Census(set):
 #: The Census of the verified call now running (None: none); ``launches``: Triton launches so far
 #: (``{kernel name: count}``); ``in_launch``: depth of interpreter launches (their own storage
 #: copies are not the candidate's); ``threads``: Python thread starts so far.
-_STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0, "numpy_watch": False}
+_STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0, "numpy_watch": False, "profiling": False,
+          "scalars": 0, "quiet": 0}
 #: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
 COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
 _HOST_DOORS = ("numpy", "__array__", "__dlpack__", "tolist")
@@ -353,6 +356,17 @@ def install_watch() -> None:
     for owner, door in ((dlpack, "to_dlpack"), (dlpack, "from_dlpack"), (torch._C, "_to_dlpack"),
                         (torch._C, "_from_dlpack"), (torch._C, "_to_dlpack_versioned")):
         _wrap(owner, door, host(door))
+
+    def record_function_switch(original):  # RecordFunction switched off hides operators from the per-call profiler
+        def switch(*a, **k):
+            if _STATE["census"] is not None and not _STATE["in_launch"]:
+                _STATE["census"].add("census:_enable_record_function")
+            return original(*a, **k)
+        return switch
+
+    for owner in (torch.autograd, torch._C._autograd):
+        _wrap(owner, "_enable_record_function", record_function_switch)
+    _hide_profiler_state()
     try:
         from triton.runtime.jit import JITFunction
     except ImportError:
@@ -361,9 +375,11 @@ def install_watch() -> None:
     def inside_launch(original, self, a, k):  # host doors and copies in here are Triton's, not the candidate's
         _STATE["in_launch"] += 1
         hook = _pause_numpy_watch()  # the interpreter's own numpy: not counted, and not slowed down
+        mark = _mark(LAUNCH_MARK)  # the per-call profiler leaves the operators inside it out (candidate_ops)
         try:
             return original(self, *a, **k)
         finally:
+            _unmark(mark)
             _resume_numpy_watch(hook)
             _STATE["in_launch"] -= 1
 
@@ -374,9 +390,11 @@ def install_watch() -> None:
         def call(*a, **k):
             depth, _STATE["in_launch"] = _STATE["in_launch"], 0
             hook = _resume_numpy_watch(_STATE["numpy_watch"])
+            mark = _mark(CANDIDATE_MARK)  # counted again by the per-call profiler
             try:
                 return fn(*a, **k)
             finally:
+                _unmark(mark)
                 _STATE["in_launch"] = depth  # first: the hook ignores its own removal inside a launch
                 if hook:
                     _pause_numpy_watch()
@@ -490,18 +508,180 @@ def triton_launches() -> Dict[str, int]:
     return dict(_STATE["launches"])
 
 
+# ------------------------------------------------------- views that do not depend on a dispatch mode
+
+#: ``torch._C.TensorBase`` methods (C; the type is immutable, so they cannot be wrapped like the
+#: ``torch.Tensor`` ones above) and ``torch.Tensor`` methods that hand the task's data to Python:
+#: :class:`HostDoorMode` sees them whatever the door (``torch._C.TensorBase.tolist(x)``,
+#: ``map(TensorBase.numpy, ...)``: the C methods ask the torch-function modes themselves).
+#: ``apply_``/``map_``/``map2_`` run a Python callable per element.
+TENSOR_HOST_METHODS = frozenset({"numpy", "tolist", "__array__", "__dlpack__", "apply_", "map_", "map2_"})
+#: Storage doors of :class:`HostDoorMode`: host doors on CPU tensors (``bytes(x.untyped_storage())``).
+TENSOR_STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
+#: Scalar reads (``_local_scalar_dense``, a layout operator, one element each): a verified call
+#: that reads more than :data:`SCALAR_READS_MAX` of them took the task's data to Python element by
+#: element (``host:item``).
+SCALAR_METHODS = frozenset({"item", "__float__", "__int__", "__index__", "__bool__", "__complex__"})
+SCALAR_READS_MAX = 32
+#: Marks the per-call profiler reads (RecordFunction ranges): operators inside a launch mark are
+#: Triton's (the interpreter's argument copies), except inside a candidate mark in it (a grid callable).
+LAUNCH_MARK, CANDIDATE_MARK, CALL_MARK = "kernelsynth::launch", "kernelsynth::candidate", "kernelsynth::call"
+
+from torch.overrides import TorchFunctionMode  # noqa: E402
+
+#: The profiler's C entry points, bound before any candidate is imported (a candidate that patches
+#: ``torch.profiler.profile.events`` or ``torch.autograd._disable_profiler`` changes nothing here:
+#: redteam_s10 mi1).
+from torch.autograd import (ProfilerConfig as _ProfilerConfig, ProfilerState as _ProfilerState,  # noqa: E402
+                            _disable_profiler as _DISABLE, _enable_profiler as _ENABLE,
+                            _prepare_profiler as _PREPARE, _profiler_enabled as _ENABLED)
+from torch._C._profiler import ProfilerActivity as _Activity, _ExperimentalConfig  # noqa: E402
+
+_MARK_ENTER = torch._C._autograd._record_function_with_args_enter
+_MARK_EXIT = torch._C._autograd._record_function_with_args_exit
+_CPU = {_Activity.CPU}
+
+
+def _hide_profiler_state() -> None:
+    """Make the per-call profiler of :func:`watching` invisible to the queries a candidate would
+    ask (redteam_s10 mh1 took its honest path when ``torch.autograd._profiler_enabled()``): while that
+    session runs, outside a launch, ``_profiler_enabled()`` answers False and ``_profiler_type()``
+    ``ActiveProfilerType.NONE`` -- what a timed call, which runs without it, would see. Every module
+    attribute holding the C originals (``torch.autograd``, ``torch._C._autograd``, modules that
+    imported them) is replaced; the harness keeps the originals (``_ENABLED``)."""
+    originals = {"_profiler_enabled": (_ENABLED, False),
+                 "_profiler_type": (torch._C._autograd._profiler_type, torch._C._profiler.ActiveProfilerType.NONE)}
+
+    def hidden(original, answer):
+        def query(*a, **k):
+            if _STATE["profiling"] and not _STATE["in_launch"]:
+                return answer
+            return original(*a, **k)
+        query._kernelsynth_watch = True
+        query.__name__ = original.__name__
+        return query
+
+    wrappers = {name: hidden(orig, answer) for name, (orig, answer) in originals.items()}
+    for modname, module in list(sys.modules.items()):
+        if not (modname == "torch" or modname.startswith("torch.")) or module is None:
+            continue
+        d = getattr(module, "__dict__", {})
+        for name, (orig, _) in originals.items():
+            if d.get(name) is orig:
+                setattr(module, name, wrappers[name])
+
+
+def _profiler_config():
+    return _ProfilerConfig(_ProfilerState.KINETO, False, False, False, False, False, _ExperimentalConfig())
+
+
+def _mark(name: str):
+    return _MARK_ENTER(name) if _STATE["profiling"] else None
+
+
+def _unmark(handle) -> None:
+    if handle is not None:
+        _MARK_EXIT(handle)
+
+
+class HostDoorMode(TorchFunctionMode):
+    """The torch-function mode every verified call runs under (:func:`watching`): records
+    ``host:<method>`` for :data:`TENSOR_HOST_METHODS` (and :data:`TENSOR_STORAGE_METHODS` on CPU
+    tensors), ``host:<function>(callback)`` for a torch function given a Python callable (it runs
+    the callable with the modes popped, unseen), and counts scalar reads. Triton's own work inside
+    a launch is not counted."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if not _STATE["in_launch"] and not _STATE["quiet"]:
+            name = getattr(func, "__name__", "")
+            if name in TENSOR_HOST_METHODS:
+                _note_host(name)
+            elif name in TENSOR_STORAGE_METHODS:
+                if args and getattr(getattr(args[0], "device", None), "type", None) == "cpu":
+                    _note_host(name)
+            elif name in SCALAR_METHODS:
+                _STATE["scalars"] += 1
+            elif any(_is_callback(a) for a in (*args, *(kwargs or {}).values())):
+                _note_host(f"{name}(callback)")
+        return func(*args, **(kwargs or {}))
+
+
+def _is_callback(a) -> bool:
+    return callable(a) and not isinstance(a, (torch.Tensor, type, torch.nn.Module))
+
+
+def _recorder():
+    """``(add, read, forget)`` over per-census sets of profiled operator names held in a closure:
+    not an attribute of the census or of any dispatch mode a call can reach (redteam_s10 mi1
+    discarded ``addmm`` from the mode's set)."""
+    seen: Dict[int, set] = {}
+
+    def add(census, names) -> None:
+        seen.setdefault(id(census), set()).update(names)
+
+    def read(census) -> frozenset:
+        return frozenset(seen.get(id(census), ()))
+
+    def forget(census) -> None:
+        seen.pop(id(census), None)
+
+    return add, read, forget
+
+
+_record_profiled, profiled_of, _forget_profiled = _recorder()
+profiled_of.__doc__ = """The census names of the operators the per-call profiler recorded in the verified
+calls of ``census`` (any depth, launches left out; judged by :func:`profiled_library_calls`), a frozenset."""
+
+
+def candidate_ops(events) -> List[str]:
+    """Census names (``aten::`` stripped) of the profiled operator events (``_KinetoEvent``s of one
+    call) that are the candidate's: any event named ``namespace::op`` outside the marks, or whose
+    innermost enclosing mark is a :data:`CANDIDATE_MARK`; events inside a :data:`LAUNCH_MARK` are
+    Triton's. One entry per event (a list: scalar reads are counted)."""
+    marks = sorted((e.start_ns(), e.end_ns(), e.name() == LAUNCH_MARK) for e in events
+                   if e.name() in (LAUNCH_MARK, CANDIDATE_MARK))
+    out = []
+    for e in events:
+        name = e.name()
+        if "::" not in name or name.startswith("kernelsynth::"):
+            continue
+        start, inner = e.start_ns(), False
+        for lo, hi, launch in marks:  # sorted by start: the last one containing it is the innermost
+            if lo > start:
+                break
+            if start <= hi:
+                inner = launch
+        if not inner:
+            out.append(name.removeprefix("aten::"))
+    return out
+
+
 @contextmanager
 def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
     """Around one verified call: route the host-door and copy records to ``census`` (a
     :class:`Census`, or a plain set of names), count the call and whether it launched a Triton
     kernel (a :class:`Census` only). Yields ``(starts)``: a callable giving the
-    number of Python threads started since the call began."""
+    number of Python threads started since the call began.
+
+    With a :class:`Census` the call also runs under two views no dispatch mode controls
+    (VERIFICATION.md rule 14): :class:`HostDoorMode` (``TensorBase`` host doors, scalar reads) and
+    the CPU-activity profiler (RecordFunction, below the dispatcher's Python key: operators run under
+    ``torch._C._DisableTorchDispatch()`` or an excluded Python key are recorded; redteam_s10 mh1),
+    whose operators go to :func:`profiled_of`. A census that lost names during the call, a
+    profiler session already running or ended by the call raise TamperingError / VerificationFailure."""
+    from .failures import TamperingError, VerificationFailure
+
     before_threads, before_launches = _STATE["threads"], sum(_STATE["launches"].values())
     previous = _STATE["census"]
     full = isinstance(census, Census)  # a plain set receives the names only
+    profiling = full and not _STATE["profiling"]
     if full:
         census.input_storages = frozenset(_storage(x).data_ptr() for x in inputs
                                           if isinstance(x, torch.Tensor))
+        held = set(census)
+    if profiling and _ENABLED():
+        raise VerificationFailure("a profiler was already running when a verified call began: the census cannot "
+                                  "run its own (VERIFICATION.md rule 14)")
     if census is not None:
         _STATE["census"] = census
     watch = full and not _STATE["numpy_watch"]  # host array libraries called at run time (numpy)
@@ -509,8 +689,18 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
     if watch:
         _STATE["numpy_watch"] = True
         sys.setprofile(_numpy_profile)
+    scalars_before = _STATE["scalars"]
+    mode = HostDoorMode() if full else contextlib.nullcontext()
+    call_mark = None
+    if profiling:
+        cfg = _profiler_config()
+        _PREPARE(cfg, _CPU)
+        _ENABLE(cfg, _CPU)
+        _STATE["profiling"] = True
+        call_mark = _MARK_ENTER(CALL_MARK)
     try:
-        yield lambda: _STATE["threads"] - before_threads
+        with mode:
+            yield lambda: _STATE["threads"] - before_threads
     finally:
         if watch:
             if sys.getprofile() is not _numpy_profile:  # the candidate replaced the hook: numpy unseen
@@ -518,10 +708,28 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
             _STATE["numpy_watch"] = False  # first: the hook ignores its own removal
             sys.setprofile(hook_before)
         _STATE["census"] = previous
+        events = None
+        if profiling:
+            _STATE["profiling"] = False
+            if _ENABLED():
+                _MARK_EXIT(call_mark)
+                events = _DISABLE().events()
         if full:
             census.calls += 1
             if sum(_STATE["launches"].values()) == before_launches:
                 census.calls_without_launch += 1
+    if full:
+        if not held <= census:
+            raise TamperingError(f"the census lost {sorted(held - census)[:4]} during a verified call: its record was "
+                                 "edited from inside the call (VERIFICATION.md rules 13-14)")
+        if profiling and (events is None or not any(e.name() == CALL_MARK for e in events)):
+            raise VerificationFailure("the census's profiler session was ended or replaced during a verified call "
+                                      "(VERIFICATION.md rule 14)")
+        ops = candidate_ops(events) if profiling else []
+        _record_profiled(census, ops)
+        scalars = max(_STATE["scalars"] - scalars_before, ops.count("_local_scalar_dense"))
+        if scalars > SCALAR_READS_MAX:
+            census.add("host:item")
 
 
 def note_copy(census, name: str, args) -> None:
@@ -531,8 +739,12 @@ def note_copy(census, name: str, args) -> None:
     if not getattr(census, "movement", False) or name not in COPY_OPS or _STATE["in_launch"]:
         return
     src = args[1] if name == "copy_" and len(args) > 1 else (args[0] if args else None)
-    if isinstance(src, torch.Tensor) and _storage(src).data_ptr() in census.input_storages:
-        census.add(f"{name}(input)")
+    _STATE["quiet"] += 1  # the harness's own storage read (HostDoorMode does not count it)
+    try:
+        if isinstance(src, torch.Tensor) and _storage(src).data_ptr() in census.input_storages:
+            census.add(f"{name}(input)")
+    finally:
+        _STATE["quiet"] -= 1
 
 
 #: Composite operators (never seen by a dispatch mode, recorded by the profiler around their

@@ -29,7 +29,12 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "builtins", "time", "os", "posix", "signal",
            # the census's counters (kernelsynth.verify.census.install_watch): thread starts, Triton launches
            "_thread", "threading", "triton.runtime.jit.JITFunction", "triton.runtime.interpreter.GridExecutor",
-           "triton.runtime.autotuner.Autotuner", "triton.runtime.autotuner.Heuristics")
+           "triton.runtime.autotuner.Autotuner", "triton.runtime.autotuner.Heuristics",
+           # the census's views (rule 14): its dispatch and torch-function modes, the profiler (redteam_s10 mi1
+           # patched torch.profiler.profile.events), RecordFunction's switch
+           "torch.profiler", "torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", "torch.autograd",
+           "torch.autograd.profiler", "torch._C._autograd", "torch.utils._python_dispatch",
+           "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides", "torch.overrides.TorchFunctionMode")
 
 
 def _namespace(name: str):
@@ -43,6 +48,11 @@ def _namespace(name: str):
         return torch.nn.Module
     if name in _EXTRA_GUARDED:
         return _EXTRA_GUARDED[name]
+    if name in _CLASSES:  # a class: its attribute dict is the namespace
+        try:
+            return getattr(importlib.import_module(name.rsplit(".", 1)[0]), name.rsplit(".", 1)[1])
+        except (ImportError, AttributeError):
+            return None
     if name.startswith("triton.runtime.") and name.rsplit(".", 1)[1][:1].isupper():  # a class
         try:
             return getattr(importlib.import_module(name.rsplit(".", 1)[0]), name.rsplit(".", 1)[1])
@@ -99,8 +109,12 @@ def integrity_snapshot() -> Dict[str, int]:
     return snap
 
 
-#: Guarded classes: there, an attribute that appears is as bad as one that is replaced.
-_CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event")
+#: Guarded classes of the profiler and the mode machinery (resolved as module attributes).
+_CLASSES = ("torch.profiler.profile", "torch.profiler.profiler._KinetoProfile",
+            "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides.TorchFunctionMode")
+#: Guarded classes: there, an attribute that appears is as bad as one that is replaced (a new
+#: ``torch.profiler.profile.events`` shadows ``_KinetoProfile.events``: redteam_s10 mi1).
+_CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event") + _CLASSES
 
 
 def _dynamo_generation_tag(key: str, before_id: int) -> bool:
