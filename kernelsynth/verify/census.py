@@ -265,7 +265,7 @@ _INSTALLED = []
 
 def _note_host(door: str) -> None:
     census = _STATE["census"]
-    if census is not None and not _STATE["in_launch"]:
+    if census is not None and not _STATE["in_launch"] and not _STATE["quiet"]:
         census.add(f"host:{door}")
 
 
@@ -597,6 +597,12 @@ class HostDoorMode(TorchFunctionMode):
             if name in TENSOR_HOST_METHODS:
                 _note_host(name)
             elif name in TENSOR_STORAGE_METHODS:
+                if sys._getframe(1).f_code in _harness_codes():  # the harness's own pointer reads
+                    _STATE["quiet"] += 1
+                    try:
+                        return func(*args, **(kwargs or {}))
+                    finally:
+                        _STATE["quiet"] -= 1
                 if args and getattr(getattr(args[0], "device", None), "type", None) == "cpu":
                     _note_host(name)
             elif name in SCALAR_METHODS:
@@ -604,6 +610,24 @@ class HostDoorMode(TorchFunctionMode):
             elif any(_is_callback(a) for a in (*args, *(kwargs or {}).values())):
                 _note_host(f"{name}(callback)")
         return func(*args, **(kwargs or {}))
+
+
+_HARNESS_CODES: list = []
+
+
+def _harness_codes() -> frozenset:
+    """Code objects of the harness's functions that read a storage's data pointer inside a verified
+    call (``verify.poison``'s ownership checks run inside its dispatch mode, where
+    :class:`HostDoorMode` sees them): a storage door called directly by one of them is not the
+    candidate's. Judged by code identity, which a candidate cannot forge by a name or a file name."""
+    if not _HARNESS_CODES:
+        codes = set()
+        for modname in ("kernelsynth.verify.poison", __name__):
+            for v in vars(sys.modules.get(modname) or object()).values():
+                if getattr(v, "__module__", None) == modname and hasattr(v, "__code__"):
+                    codes.add(v.__code__)
+        _HARNESS_CODES.append(frozenset(codes))
+    return _HARNESS_CODES[0]
 
 
 def _is_callback(a) -> bool:
