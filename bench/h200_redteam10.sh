@@ -10,7 +10,8 @@
 # Under the given directory: logs, observations, summary.txt (summarize.py: verdict, library_calls,
 # foreign_kernels, precision, reason) and the median_ms of each observation (times.txt).
 # Look for: mh1, mi1 accepted with library_calls and foreign_kernels empty and a median_ms at v0's (cuBLAS)
-# = got through; mq1 rejected (rule 15's probe clone or rule 17) or accepted with a median_ms far below v0's
+# = got through (since fix10c, screen off for matmul: mh1 expected accepted with library_calls "addmm" -- the
+# per-call CPU-activity profiler --, mi1 fault tampering at import: torch.profiler.profile.events); mq1 rejected (rule 15's probe clone or rule 17) or accepted with a median_ms far below v0's
 # = fake speedup got through; mh2 and sg1 accepted (sg1 with no "(no kernel of its own)"/foreign label).
 set -u
 OUTDIR=${1:-${OUT:-/tmp}/rt10}
@@ -27,7 +28,9 @@ run() {  # name seconds args...
   echo "$name: rc=$? $(( $(date +%s) - t0 )) s" >> "$OUTDIR/rc.txt"
 }
 X=exploration.sources=[external]
-run matmul 110 task=matmul_bias_gelu 'task.dtypes=[bfloat16]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
+# screen off for matmul: mh1 and mi1 name census-evasion entry points (rule 20 refuses them since fix10c);
+# off, they meet the run-time views (mh1: the per-call profiler; mi1: the integrity guard at import)
+run matmul 110 task=matmul_bias_gelu 'task.dtypes=[bfloat16]' "$X" exploration.screen_sources=false "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
 run softmax 45 task=softmax_rows 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/softmax]"
 python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/softmax > "$OUTDIR/summary.txt" 2>&1
 python3 - "$OUTDIR"/matmul "$OUTDIR"/softmax > "$OUTDIR/times.txt" 2>&1 <<'PY'
