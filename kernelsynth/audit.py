@@ -66,7 +66,7 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
     then the precision rule for ``precision`` (VERIFICATION.md rule 23) on every shape group, pooled
     over its trials as the worker pools them, and on the pool of the groups too small to be judged
     alone (:meth:`~kernelsynth.verify.precision.PrecisionMeter.pooled`)."""
-    from .verify.comparison import _bits, compare  # imports torch
+    from .verify.comparison import _bits, autograd_mismatch, compare  # imports torch
     from .verify.precision import PrecisionMeter, trial_sums
 
     got = got if isinstance(got, dict) else {}
@@ -80,6 +80,10 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
             return f"{where}: output is {d.get('type')}, expected exactly torch.Tensor"
         if list(d["shape"]) != list(r["shape"]):
             return f"{where}: output shape {tuple(d['shape'])}, expected {tuple(r['shape'])}"
+        autograd = autograd_mismatch(bool(d.get("requires_grad", False)), bool(d.get("grad_fn", False)),
+                                     bool(r.get("requires_grad", False)), bool(r.get("grad_fn", False)))
+        if autograd:  # the output's autograd state, as the worker's rule 3 (comparison.layout_mismatch)
+            return f"{where}: {autograd}"
         if comparison == "exact":
             if d["dtype"] != r["dtype"]:
                 return f"{where}: output dtype {d['dtype']}, expected {r['dtype']}"

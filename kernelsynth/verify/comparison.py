@@ -36,11 +36,29 @@ def describe_mismatch(out: torch.Tensor, ref: torch.Tensor, bad: torch.Tensor) -
             f"got {out[idx].item()!r}, expected {ref[idx].item()!r}")
 
 
+def autograd_mismatch(requires_grad: bool, has_grad_fn: bool, ref_requires_grad: bool = False,
+                      ref_has_grad_fn: bool = False) -> Optional[str]:
+    """Why an output's autograd state (``requires_grad``, whether it has a ``grad_fn``) is not the
+    reference's, or None. The reference runs under ``torch.no_grad()``, so its output is a plain
+    tensor: neither flag. An output returned with ``requires_grad=True`` (a leaf made with
+    ``requires_grad_()``) or with a ``grad_fn`` (a graph recorded under ``torch.enable_grad()``)
+    breaks its caller: ``y += 1`` raises on such a leaf, ``y.numpy()`` raises, and every later op
+    records a graph (tests/adversarial/redteam_s10 fg1). Used by :func:`layout_mismatch` in the
+    worker and by the parent's audit on the flags of a digest (:func:`kernelsynth.verify.transport.digest`)."""
+    if requires_grad != ref_requires_grad:
+        return (f"the output has requires_grad={requires_grad}, the reference's {ref_requires_grad} (it runs "
+                "under torch.no_grad()): a caller cannot update it in place or read it as an array (autograd rule)")
+    if has_grad_fn and not ref_has_grad_fn:
+        return "the output carries an autograd graph (a grad_fn); the reference's has none (autograd rule)"
+    return None
+
+
 def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
     """Why ``out``'s memory layout is not the reference's, or None.
 
     A contiguous reference output requires a contiguous output; otherwise the strides must be
-    the reference's. Dimensions of size 1 are ignored (their stride is never used). A
+    the reference's. Dimensions of size 1 are ignored (their stride is never used). The autograd
+    state must be the reference's (:func:`autograd_mismatch`). A
     column-major or strided output with the right values breaks every caller that reads the
     storage (``.data_ptr()``, a next kernel, ``.view``), so it is a wrong output.
     """
@@ -49,6 +67,9 @@ def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
             # its memory holds -y (or conj y) and reads as y only through torch's lazy view bit: a
             # kernel writes the values it returns (tests/adversarial/redteam_s7 fd1)
             return f"the output is {what} (torch._neg_view/conj): its memory does not hold its values (layout rule)"
+    autograd = autograd_mismatch(out.requires_grad, out.grad_fn is not None, ref.requires_grad, ref.grad_fn is not None)
+    if autograd:
+        return autograd
     if out.is_inference() and not ref.is_inference():
         # made under torch.inference_mode(): outside it the tensor cannot be updated in place or saved
         # for backward by the next layer (tests/adversarial/redteam_s8 flip fd1)

@@ -101,7 +101,8 @@ def audit_view(t, comparison: str = "allclose"):
 
 def digest(out, comparison: str) -> Dict[str, Any]:
     """What the independent check needs of one output, on the host: ``{"type": name}`` when it
-    is not exactly a torch.Tensor; else shape and dtype, and the tensor's bytes (C order, read back
+    is not exactly a torch.Tensor; else shape, dtype, ``requires_grad`` and ``grad_fn`` (whether it has
+    one: bools), and the tensor's bytes (C order, read back
     with :func:`tensor_of`) or, for ``exact`` outputs above :data:`DIGEST_MAX_BYTES`, :func:`_checksum`,
     or, for ``allclose`` outputs above :data:`SAMPLE_ABOVE_ELEMENTS` elements, the bytes of the
     sample :func:`audit_view` (``"sampled": True``; ``shape`` stays the whole output's)."""
@@ -109,7 +110,9 @@ def digest(out, comparison: str) -> Dict[str, Any]:
 
     if type(out) is not torch.Tensor:
         return {"type": f"{type(out).__module__}.{type(out).__qualname__}"}
-    d: Dict[str, Any] = {"type": "torch.Tensor", "shape": list(out.shape), "dtype": str(out.dtype)}
+    d: Dict[str, Any] = {"type": "torch.Tensor", "shape": list(out.shape), "dtype": str(out.dtype),
+                         # autograd state, which the parent checks against the reference's (rule 3)
+                         "requires_grad": bool(out.requires_grad), "grad_fn": out.grad_fn is not None}
     if comparison == "exact" and out.numel() * out.element_size() > DIGEST_MAX_BYTES:
         d["checksum"] = _checksum(out.detach())
     elif comparison == "allclose" and out.numel() > SAMPLE_ABOVE_ELEMENTS:

@@ -1,0 +1,75 @@
+"""Session 10: holes of tests/adversarial/redteam_s10 on the CPU path (fg1, sr2, lw1, sx1, xt1, rc1),
+each red-team cheat run through the real harness (:func:`kernelsynth.jobs.evaluate` in this process,
+the task's CPU plan cut to a few listed shapes and trials, no derived shapes), next to an honest
+candidate that stays accepted:
+
+* fg1 (an output returned with ``requires_grad=True``): rule 3's autograd state, in the worker and
+  in the parent's audit (the digest carries the flags);
+* sr2, lw1 (a lower precision or an approximation valid only on the distribution's range): rule 24's
+  seeded scale probes;
+* sx1 (NaN read as -inf): rule 8's NaN/Inf for ``allclose`` tasks;
+* xt1 (class indices outside [0, V) never drawn): rule 24's integer wrap probe;
+* rc1 (prepared weights cached on ``id(self)``): rule 21's trial built after the previous one died.
+"""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import ROOT
+from kernelsynth.external import ExternalCandidate
+from kernelsynth.hardware import Hardware
+from kernelsynth.spec import load_spec
+from kernelsynth.stages.exploration import Exploration
+
+RT10 = ROOT / "tests" / "adversarial" / "redteam_s10"
+SPECS = ROOT / "specs"
+CPU_HW = Hardware(target="cpu", device_name="cpu", interpret=True)
+
+
+def _evaluate(spec_path, files, shapes=2, trials=1, dtype="float32"):
+    """{file stem: (verdict, reason, library_calls, audit)} of the real harness on the CPU plan of
+    ``spec_path``: the first ``shapes`` listed shapes, ``trials`` trials, no derived shapes."""
+    from kernelsynth.jobs import evaluate
+
+    spec = load_spec(spec_path)
+    ext = [ExternalCandidate(Path(f).stem, Path(f)) for f in files]
+    jobs = [j for j in Exploration(trials=trials, baselines=False, sources=["external"]).plan(spec, CPU_HW, external=ext)
+            if j.request.candidate.role == "external" and j.request.dtype == dtype]
+    out = {}
+    for j in jobs:
+        req = dataclasses.replace(j.request, verify_shapes=j.request.verify_shapes[:shapes], derived_shapes=[])
+        res = evaluate(req)
+        out[req.candidate.name] = (res.verdict, res.reason or "", res.library_calls, res.audit)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+# ------------------------------------------------------------------ fg1: autograd state of the output
+def test_an_output_that_requires_grad_is_rejected_in_the_worker_and_the_audit():
+    from kernelsynth.audit import audit_problem
+    from kernelsynth.verify.transport import digest
+
+    got = _evaluate(SPECS / "flip2d" / "spec.yaml", [RT10 / "flip" / "fg1_output_requires_grad_leaf.py",
+                                                      SPECS / "flip2d" / "kernels" / "v1_single_pass.py"], shapes=1)
+    verdict, reason, _, _ = got["fg1_output_requires_grad_leaf"]
+    assert verdict == "rejected" and "requires_grad=True" in reason and "autograd rule" in reason, reason
+    verdict, reason, calls, audit = got["v1_single_pass"]
+    assert (verdict, reason, calls) == ("accepted", "", None), got
+    assert all(d["requires_grad"] is False and d["grad_fn"] is False for d in audit.values())
+    # the parent's independent check: the same bytes, the flags of fg1's output -> rejected there too
+    y = torch.arange(6.0).reshape(2, 3)
+    refs = {"listed:0:0": {"where": "shape 2x3, trial 0", "digest": digest(y, "exact")}}
+    assert audit_problem({"listed:0:0": digest(y.clone(), "exact")}, refs, "exact", None) is None
+    leaf = y.clone().requires_grad_()
+    problem = audit_problem({"listed:0:0": digest(leaf, "exact")}, refs, "exact", None)
+    assert problem and "requires_grad=True" in problem, problem
+    problem = audit_problem({"listed:0:0": {**digest(y, "exact"), "requires_grad": False, "grad_fn": True}}, refs,
+                            "exact", None)
+    assert problem and "grad_fn" in problem, problem
