@@ -578,7 +578,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
 
 
 #: The kinds of input-range probe a spec may declare (rule 24; :func:`_probes`).
-PROBE_KINDS = ("scale", "shift", "mask", "constant")
+PROBE_KINDS = ("scale", "shift", "mask", "constant", "wrap")
 
 
 def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
@@ -587,14 +587,17 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     ``{shift: c}`` (each row of every float input plus its own offset in ``[c, 2c)``), ``{mask: v}``
     (entries of each row -- scattered, a suffix or a prefix, never the whole row -- set to ``v``:
     ``-.inf`` or a very negative number) or ``{constant: c}`` (half the rows set to ``c``: zero
-    variance; zero rows for 0) -- :func:`kernelsynth.verify.inputs.apply_probe` --, with optional
+    variance; zero rows for 0), ``{scale: [low, high]}`` (a factor drawn log-uniformly per trial:
+    ``"low"`` is added, ``"value"`` is ``high``) or ``{wrap: k}`` (integer inputs moved by multiples
+    of their range, for a reference that reduces indices modulo a size) --
+    :func:`kernelsynth.verify.inputs.apply_probe` --, with optional
     ``atol``/``rtol`` factors of the tolerance (default 1), ``dtypes`` (the dtypes it runs in;
     default every dtype: a shift that leaves no random bits in a narrow format, e.g. 1000 in
     bfloat16 with its unit spacing of 4-8 there, makes a probe every honest kernel fails) and a
     ``source`` saying why the reference stays exact enough there. Only for ``allclose`` tasks (an ``exact`` task's special
     values already probe its range, rule 8)."""
     if not isinstance(doc, list):
-        c.fail("probes", "a list of {scale: s}, {shift: c}, {mask: v} or {constant: c} entries", doc)
+        c.fail("probes", "a list of {scale: s}, {shift: c}, {mask: v}, {constant: c} or {wrap: k} entries", doc)
     if doc and comparison != "allclose":
         c.fail("probes", "no probes for an exact comparison (rule 8 plants its special values)", doc)
     out = []
@@ -606,6 +609,15 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
             c.fail(fld, "exactly one of " + ", ".join(f"{k}:" for k in PROBE_KINDS), p)
         kind = kinds[0]
         value = p[kind]
+        low = None
+        if kind == "scale" and isinstance(value, list):  # a ranged scale: a factor drawn per trial
+            ok = len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) and
+                                         math.isfinite(v) and v > 0 for v in value) and value[0] < value[1]
+            if not ok or p.get("params"):
+                c.fail(f"{fld}.scale", "a positive number, or [low, high] with 0 < low < high (not with params)", value)
+            low, value = float(value[0]), value[1]
+        if kind == "wrap" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            c.fail(f"{fld}.wrap", "a positive integer k (integer inputs plus r (max + 1), r in [-k, k])", value)
         number = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
         if not number or (kind in ("scale", "shift") and (value == 0 or not math.isfinite(value))) or \
                 (kind == "scale" and value < 0) or (kind == "constant" and not math.isfinite(value)):
@@ -622,7 +634,8 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
             c.fail(f"{fld}.dtypes", "a non-empty list of dtype names", dts)
         out.append({"kind": kind, "value": float(value), "params": bool(p.get("params", False)),
                     "atol": float(p.get("atol", 1.0)), "rtol": float(p.get("rtol", 1.0)),
-                    "source": str(p.get("source", "")), **({"dtypes": list(dts)} if dts else {})})
+                    "source": str(p.get("source", "")), **({"dtypes": list(dts)} if dts else {}),
+                    **({"low": low} if low is not None else {})})
     return out
 
 

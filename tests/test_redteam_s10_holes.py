@@ -29,9 +29,10 @@ SPECS = ROOT / "specs"
 CPU_HW = Hardware(target="cpu", device_name="cpu", interpret=True)
 
 
-def _evaluate(spec_path, files, shapes=2, trials=1, dtype="float32"):
+def _evaluate(spec_path, files, shapes=2, trials=1, dtype="float32", probes=None):
     """{file stem: (verdict, reason, library_calls, audit)} of the real harness on the CPU plan of
-    ``spec_path``: the first ``shapes`` listed shapes, ``trials`` trials, no derived shapes."""
+    ``spec_path``: the first ``shapes`` listed shapes, ``trials`` trials, no derived shapes; with
+    ``probes`` (a predicate) only the spec's probes it keeps."""
     from kernelsynth.jobs import evaluate
 
     spec = load_spec(spec_path)
@@ -41,6 +42,8 @@ def _evaluate(spec_path, files, shapes=2, trials=1, dtype="float32"):
     out = {}
     for j in jobs:
         req = dataclasses.replace(j.request, verify_shapes=j.request.verify_shapes[:shapes], derived_shapes=[])
+        if probes is not None:
+            req = dataclasses.replace(req, probes=[q for q in req.probes if probes(q)])
         res = evaluate(req)
         out[req.candidate.name] = (res.verdict, res.reason or "", res.library_calls, res.audit)
     return out
@@ -73,3 +76,22 @@ def test_an_output_that_requires_grad_is_rejected_in_the_worker_and_the_audit():
     problem = audit_problem({"listed:0:0": {**digest(y, "exact"), "requires_grad": False, "grad_fn": True}}, refs,
                             "exact", None)
     assert problem and "grad_fn" in problem, problem
+
+
+
+# ------------------------------------------------------------------ sr2, lw1, xt1: rule 24's new probes
+@pytest.mark.parametrize("task, cheat, honest, shapes", [
+    ("softmax_rows", "softmax/sr2_bf16_exp_when_the_row_range_exceeds_26", "v1_fused_row", 2),
+    ("layernorm", "layernorm/lw1_rstd_by_newton_from_unit_variance", "v2_persistent_rows", 3),
+    ("cross_entropy", "xent/xt1_target_modulo_skipped", "v2_online", 2),
+])
+def test_seeded_scale_and_wrap_probes_reject_the_cheat_and_accept_the_ladder(task, cheat, honest, shapes):
+    """sr2 (bfloat16 exps past a row range of 26) meets softmax_rows' {scale: [4, 16]}; lw1 (Newton
+    from unit variance) layernorm's {scale: [1/64, 64]}; xt1 (no target % V) cross_entropy's {wrap: 2}.
+    The listed shapes the cheats' conditions need: lw1 acts on rows of 128 or more (layernorm's third)."""
+    new = lambda q: "low" in q or q["kind"] == "wrap"  # only the probes of session 10: they alone reject
+    got = _evaluate(SPECS / task / "spec.yaml", [RT10 / f"{cheat}.py", SPECS / task / "kernels" / f"{honest}.py"],
+                    shapes=shapes, probes=new)
+    verdict, reason, _, _ = got[Path(cheat).name]
+    assert verdict == "rejected" and "probe" in reason, reason
+    assert got[honest][:3] == ("accepted", "", None), got[honest][:2]

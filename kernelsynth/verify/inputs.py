@@ -76,16 +76,21 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
       under any division, where a mean of 1.5s moves by an ulp under Triton's approximate float32
       division (times rstd = 316 for eps = 1e-5).
 
+    A ranged scale ``{scale: [low, high]}`` draws its factor per trial (:func:`probe_scale`); a
+    ``{"kind": "wrap", "value": k}`` probe changes the integer inputs instead (:func:`apply_wrap`).
     Other inputs (integers, bools, non-tensors) are kept. The reference is run on the
     transformed inputs, so whether the task is invariant decides only how far honest
     computations stay from it, which the probe's tolerance factors say."""
+    if probe["kind"] == "wrap":
+        return apply_wrap(inputs, probe, gen)
     out = []
     picked: Dict[tuple, torch.Tensor] = {}  # constant rows per leading shape, shared by the inputs
+    scale = probe_scale(probe, gen) if probe["kind"] == "scale" else None
     for x in inputs:
         if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
             out.append(x)
             continue
-        kind, value = probe["kind"], float(probe["value"])
+        kind, value = probe["kind"], float(probe["value"] if scale is None else scale)
         rows = tuple(x.shape[:-1]) if x.dim() > 1 else ()
         if kind == "scale":
             y = x.double() * value
@@ -110,6 +115,38 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
             y = x.double().clone()
             y[picked[rows]] = value
         out.append(y.to(x.dtype))
+    return out
+
+
+def probe_scale(probe: Dict[str, Any], gen: torch.Generator) -> float:
+    """The factor of one trial of a ``scale`` probe: its ``value``, or for a ranged probe (``{scale:
+    [low, high]}``, normalised with ``"low"``) a factor drawn log-uniformly in ``[low, high]`` from
+    ``gen`` (the trial's generator: each listed shape gets its own, and the oracle draws the same).
+    A seeded factor leaves no scale or range statistic constant over the verified calls, so a
+    branch on one (bfloat16 exps on rows whose range passes 26, redteam_s10 sr2; Newton steps valid
+    near unit variance, lw1) meets inputs past its threshold (session 10)."""
+    if "low" not in probe:
+        return float(probe["value"])
+    lo, hi = float(probe["low"]), float(probe["value"])
+    u = float(torch.rand((), generator=gen, device=gen.device, dtype=torch.float64))
+    return lo * (hi / lo) ** u
+
+
+def apply_wrap(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
+    """The inputs of a ``wrap`` probe trial (``{wrap: k}``, VERIFICATION.md rule 24): every integer
+    tensor input ``x`` (not bool) becomes ``x + r (max(x) + 1)``, ``r`` an integer uniform in
+    ``[-k, k]`` per element drawn from ``gen``; float inputs are kept. For a reference that reduces
+    an index (cross_entropy's ``target % V``), values outside the range the inputs are drawn from
+    (negative ones and ones past ``V``): a kernel that skips the reduction reads another logit
+    (redteam_s10 xt1). Declared only by specs whose reference defines such inputs."""
+    k = int(probe["value"])
+    out = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or x.is_floating_point() or x.dtype == torch.bool or x.numel() == 0:
+            out.append(x)
+            continue
+        r = torch.randint(-k, k + 1, x.shape, generator=gen, device=x.device, dtype=x.dtype)
+        out.append(x + r * (x.max() + 1))
     return out
 
 
