@@ -24,6 +24,15 @@ from .verify.failures import VerificationFailure
 from .verify.transport import audit_key, tensor_of
 
 
+def special_values_of(request):
+    """What trial 1 of each listed shape of an evaluate request plants in its inputs (VERIFICATION.md
+    rule 8): True (every special value: ``exact``), ``"nonfinite"`` (NaN and +-Inf: ``allclose`` with
+    ``request.nonfinite``) or False. The worker and the oracle plan alike."""
+    if request.comparison == "exact":
+        return True
+    return "nonfinite" if getattr(request, "nonfinite", False) else False
+
+
 def expected_keys(request) -> Dict[str, tuple]:
     """``{"<group>:<shape index>:<trial>": (shape, trial, special_values)}`` audited for one evaluate
     request (a :class:`kernelsynth.contract.JobRequest`): every trial of every listed shape, the
@@ -31,7 +40,7 @@ def expected_keys(request) -> Dict[str, tuple]:
     shape (one trial) and of the timing shape. (Auditing only the last trial let a
     candidate be wrong on the others.)"""
     keys: Dict[str, tuple] = {}
-    special = request.comparison == "exact"
+    special = special_values_of(request)
     groups = [("listed", request.verify_shapes, request.trials, special)]
     groups += [(f"probe{k}", request.verify_shapes, 1, False) for k in range(len(getattr(request, "probes", None) or []))]
     groups.append(("derived", request.derived_shapes or [], 1, False))

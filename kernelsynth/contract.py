@@ -127,6 +127,10 @@ class JobRequest:
     probes: List[Dict[str, Any]] = field(default_factory=list)
     reduction: Optional[str] = None
     timed_fresh: Optional[bool] = None
+    #: ``allclose`` only: trial 1 of each listed shape plants NaN and +-Inf in the float inputs
+    #: (VERIFICATION.md rule 8, :func:`kernelsynth.verify.inputs.plant_nonfinite`); off for baselines
+    #: and for a spec that opts out (``nonfinite: {plant: false, source: ...}``)
+    nonfinite: bool = False
 
     @property
     def tol(self) -> Optional[Dict[str, float]]:

@@ -137,6 +137,9 @@ class TaskSpec:
     #: ``"1"`` when the spec leaves it out and its category is elementwise or data movement; None:
     #: the shape's largest dim)
     reduction: Optional[str] = None
+    #: ``allclose`` tasks: whether trial 1 of each listed shape plants NaN and +-Inf (rule 8); a spec
+    #: opts out with ``nonfinite: {plant: false, source: "why"}`` (its reference does not propagate them)
+    nonfinite: bool = True
 
     def reduction_length(self, shape: Dict[str, int]) -> float:
         """Terms reduced into one output at ``shape``: the ``reduction`` formula, else the largest dim."""
@@ -367,7 +370,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     c.keys(doc, "", required=("reference", "dims", "shapes", "dtypes", "work", "candidates"),
            optional=("name", "category", "summary", "comparison", "tolerance", "question", "why", "baselines",
                      "interpret", "reference_ops", "interface", "precision", "precision_policy", "determinism", "tunables",
-                     "launch", "constraints", "probes", "reduction", "mode"))
+                     "launch", "constraints", "probes", "reduction", "mode", "nonfinite"))
     root = path.parent
     name = c.string(doc, "", "name") if "name" in doc else root.name
     if task_folder and name != root.name:
@@ -549,6 +552,11 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         c.fail("precision_policy", f"a mapping dtype (of {doc['dtypes']}) -> one of {list(POLICY_NAMES)}", policies)
 
     probes = _probes(c, doc.get("probes") or [], comparison)
+    nonfinite = doc.get("nonfinite") or {}
+    if not isinstance(nonfinite, dict) or set(nonfinite) - {"plant", "source"} or \
+            not isinstance(nonfinite.get("plant", True), bool) or \
+            (nonfinite.get("plant", True) is False and not str(nonfinite.get("source", "")).strip()):
+        c.fail("nonfinite", "{plant: false, source: why the reference does not propagate NaN/Inf}", nonfinite)
     reduction = doc.get("reduction")
     if reduction is not None:
         try:
@@ -574,6 +582,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
         precision_policy={str(k): str(v) for k, v in policies.items()},
         determinism=determinism, derived_shapes=shapes.get("derived", True), pinned=pinned, includes=includes,
         constraints=constraints, probes=probes, reduction=reduction, mode=mode,
+        nonfinite=comparison == "allclose" and bool(nonfinite.get("plant", True)),
     )
 
 

@@ -95,3 +95,41 @@ def test_seeded_scale_and_wrap_probes_reject_the_cheat_and_accept_the_ladder(tas
     verdict, reason, _, _ = got[Path(cheat).name]
     assert verdict == "rejected" and "probe" in reason, reason
     assert got[honest][:3] == ("accepted", "", None), got[honest][:2]
+
+
+
+# ------------------------------------------------------------------ sx1: NaN and Inf for allclose tasks
+NAN_AS_ZERO = """import torch
+import torch.nn.functional as F
+
+
+class ModelNew(torch.nn.Module):  # sx1's class on layernorm: a NaN input read as 0, an Inf as a big number
+    def __init__(self, N):
+        super().__init__()
+        self.weight = torch.nn.Parameter(1.0 + 0.5 * torch.randn(N))  # drawn as the reference draws them
+        self.bias = torch.nn.Parameter(0.5 * torch.randn(N))
+
+    def forward(self, x):
+        return F.layer_norm(torch.nan_to_num(x), x.shape[-1:], self.weight, self.bias, 1e-5)
+"""
+
+
+def test_nan_and_inf_are_planted_for_an_allclose_task_that_propagates_them(tmp_path):
+    """Rule 8 for ``allclose``: trial 1 of each listed shape gets NaN and +-Inf (redteam_s10 sx1's
+    class: a NaN read as a number gives a finite row where the reference's is NaN); layernorm's
+    ladder (v2) propagates them and stays accepted. softmax_rows opts out (its ladder's clamped exp
+    drops a NaN, as sx1 does: spec ``nonfinite:``)."""
+    from kernelsynth.verify.inputs import plant_nonfinite
+
+    cheat = tmp_path / "nan_as_zero.py"
+    cheat.write_text(NAN_AS_ZERO)
+    got = _evaluate(SPECS / "layernorm" / "spec.yaml", [cheat, SPECS / "layernorm" / "kernels" / "v2_persistent_rows.py"],
+                    shapes=2, trials=2, probes=lambda q: False)
+    verdict, reason, _, _ = got["nan_as_zero"]
+    assert verdict == "rejected" and "trial 1" in reason and "NaN where the reference has none" in reason, reason
+    assert got["v2_persistent_rows"][:2] == ("accepted", ""), got["v2_persistent_rows"][:2]
+    y = plant_nonfinite(torch.zeros(3, 37), torch.Generator().manual_seed(0))
+    rows = [set(torch.nonzero(~torch.isfinite(y[r])).flatten().tolist()) and r for r in range(3)]
+    assert int(torch.isnan(y).sum()) == 1 and int((y == float("inf")).sum()) == 1 and int((y == -float("inf")).sum()) == 1
+    assert rows == [0, 1, 2]  # one value per row here: a +Inf row (NaN in a softmax) hides no NaN
+    assert not load_spec(SPECS / "softmax_rows" / "spec.yaml").nonfinite

@@ -176,7 +176,8 @@ class Exploration:
                     cache_dir=str(cache_dir) if cache_dir is not None else None, precision=spec.policy(dtype),
                     data_movement=op_class(spec.category) == "data_movement",
                     probes=[] if e.trusted else probes_for(spec.probes, dtype), reduction=spec.reduction,
-                    timed_fresh=timed_fresh(work) if timed else None)
+                    timed_fresh=timed_fresh(work) if timed else None,
+                    nonfinite=spec.nonfinite and not e.trusted)
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,

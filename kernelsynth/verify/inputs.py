@@ -47,7 +47,8 @@ def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, s
     if probe:
         inputs = apply_probe(inputs, probe, gen)
     elif special_values and t == 1:
-        inputs = [plant_special_values(x, gen) for x in inputs]
+        plant = plant_nonfinite if special_values == "nonfinite" else plant_special_values
+        inputs = [plant(x, gen) for x in inputs]
     return inputs, gen
 
 
@@ -196,6 +197,27 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         nan_bits = _bits(torch.full((1,), float("nan"), dtype=y.dtype, device=y.device))
         sign = torch.iinfo(nan_bits.dtype).min
         flat[idx[1:2]] = (nan_bits | sign | 1).view(y.dtype)
+    return y
+
+
+def plant_nonfinite(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A copy of a float tensor ``x`` with +Inf, -Inf and NaN, one each, at a drawn position in the
+    first, second and last third of its flat (C-order) index (a tensor of fewer than three elements
+    gets the values whose third is not empty: NaN always; VERIFICATION.md rule 8 for ``allclose``
+    tasks); other inputs are returned as they are. The thirds keep the values apart (in different
+    rows of a row-wise task with three rows or more), so a row with +Inf, which is NaN in every
+    output of a softmax, does not hide the row with the NaN. The float64 reference propagates them,
+    and rule 6 wants NaN and Inf exactly where it has them (redteam_s10 sx1, a NaN logit read as
+    -inf, gave a finite row)."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+        return x
+    y = x.clone()
+    flat = y.view(-1)
+    n = flat.numel()
+    for k, value in enumerate((float("inf"), float("-inf"), float("nan"))):
+        lo, hi = k * n // 3, (k + 1) * n // 3
+        if hi > lo:
+            flat[lo + int(torch.randint(0, hi - lo, (1,), generator=gen, device=y.device))] = value
     return y
 
 
