@@ -129,8 +129,9 @@ class TaskSpec:
     pinned: Dict[str, List[Any]] = field(default_factory=dict)
     #: shared YAML files merged in by ``include:`` (part of :attr:`sha256`)
     includes: List[Path] = field(default_factory=list)
-    #: input-range probes (VERIFICATION.md rule 24), normalised: ``{"kind": "scale"|"shift"|"mask"|"constant",
-    #: "value": float, "params": bool, "atol": float, "rtol": float, "source": str}``; none for
+    #: input-range probes (VERIFICATION.md rule 24), normalised: ``{"kind": "scale"|"shift"|"mask"|"constant"|"wrap",
+    #: "value": float, "params": bool, "atol": float, "rtol": float, "source": str}`` (a ranged scale also
+    #: ``"low"``; ``"dtypes"`` when given); none for
     #: ``exact`` tasks and for a spec that declares none
     probes: List[Dict[str, Any]] = field(default_factory=list)
     #: the reduction length of one output, a formula of the dims (rule 23's accumulation slack;

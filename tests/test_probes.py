@@ -128,7 +128,7 @@ def test_a_probe_runs_only_in_its_declared_dtypes(tmp_path):
     hw = Hardware(target="h200", device_name="NVIDIA H200", interpret=False)
     jobs = [j for j in Exploration(trials=1).plan(spec, hw, cache_dir=tmp_path) if j.row["role"] == "candidate"]
     kinds = {j.request.dtype: [p["kind"] for p in j.request.probes] for j in jobs}
-    assert kinds == {"float32": ["shift", "constant"], "bfloat16": ["constant"]}  # the zero-row probe: every dtype
+    assert kinds == {"float32": ["shift", "constant", "scale"], "bfloat16": ["constant", "scale"]}  # zero rows, seeded scale: every dtype
     shutil.copytree(ROOT / "specs" / "layernorm", tmp_path / "ln")
     p = tmp_path / "ln" / "spec.yaml"
     p.write_text(p.read_text().replace("but eps\n    dtypes: [float32]", "but eps\n    dtypes: float32"))

@@ -202,11 +202,14 @@ def plant_special_values(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 def plant_nonfinite(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """A copy of a float tensor ``x`` with +Inf, -Inf and NaN, one each, at a drawn position in the
-    first, second and last third of its flat (C-order) index (a tensor of fewer than three elements
-    gets the values whose third is not empty: NaN always; VERIFICATION.md rule 8 for ``allclose``
-    tasks); other inputs are returned as they are. The thirds keep the values apart (in different
-    rows of a row-wise task with three rows or more), so a row with +Inf, which is NaN in every
-    output of a softmax, does not hide the row with the NaN. The float64 reference propagates them,
+    first, second and last third of the **last third** of its flat (C-order) index (a region of
+    fewer than three elements gets the values whose third is not empty: NaN always; VERIFICATION.md
+    rule 8 for ``allclose`` tasks); other inputs are returned as they are. The first two thirds stay
+    finite: trial 1 also checks rule 21 (other weights on trial 0's inputs), which a row-wise task's
+    NaN rows would hide (redteam_s8 lk1 was accepted while every row of a 3 x 37 input held one).
+    The sub-thirds keep the values apart (in different rows of a row-wise task with nine rows or
+    more), so a row with +Inf, NaN in every output of a softmax, does not hide the row with the NaN.
+    The float64 reference propagates them,
     and rule 6 wants NaN and Inf exactly where it has them (redteam_s10 sx1, a NaN logit read as
     -inf, gave a finite row)."""
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
@@ -214,8 +217,10 @@ def plant_nonfinite(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     y = x.clone()
     flat = y.view(-1)
     n = flat.numel()
+    start = 2 * n // 3  # the last third only: the rest stays finite for rule 21's other weights (trial 1)
+    m = n - start
     for k, value in enumerate((float("inf"), float("-inf"), float("nan"))):
-        lo, hi = k * n // 3, (k + 1) * n // 3
+        lo, hi = start + k * m // 3, start + (k + 1) * m // 3
         if hi > lo:
             flat[lo + int(torch.randint(0, hi - lo, (1,), generator=gen, device=y.device))] = value
     return y
