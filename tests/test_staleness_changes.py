@@ -52,3 +52,15 @@ def test_the_region_change_moves_every_value_and_grows_none():
     assert bool((new[~finite] == 0).all())
     rms = float(x[torch.isfinite(x)].square().mean().sqrt())
     assert torch.allclose(new[old == 0], torch.full_like(new[old == 0], 0.75 * rms))
+
+
+def test_a_ranged_scale_probe_is_held_to_its_tolerance_only():
+    """H200, session 10: the honest softmax_rows v0 float32 under the widening probe {scale: [4, 16]}
+    measured a precision RMS of 0.256 against a bound of 0.214 (PyTorch's accurate exp against
+    Triton's approximate one) and was rejected; a fixed scale and ordinary trials keep the rule."""
+    from kernelsynth.verify.inputs import probe_has_precision
+    assert not probe_has_precision({"kind": "scale", "value": 16.0, "low": 4.0})
+    assert not probe_has_precision({"kind": "mask", "value": float("-inf")})
+    assert probe_has_precision({"kind": "scale", "value": 64.0})
+    assert probe_has_precision({"kind": "shift", "value": -100.0})
+    assert probe_has_precision(None)

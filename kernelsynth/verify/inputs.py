@@ -159,9 +159,13 @@ def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:
     """Whether a trial of ``probe`` (None: an ordinary trial) is held to the precision rule
     (VERIFICATION.md rule 23): every kind but ``mask``, whose -inf entries leave no rounding scale
     (the reference on squared inputs is inf or NaN there; on the H200 the softmax_rows ladder
-    recorded a meaningless precision RMS of 605 from that group, session 9). Worker and oracle
-    decide alike."""
-    return not (probe and probe["kind"] == "mask")
+    recorded a meaningless precision RMS of 605 from that group, session 9), and but a ranged
+    ``scale`` (a widening factor drawn per trial), which is held to its tolerance only: on the H200
+    the honest softmax_rows v0 float32 (Triton's approximate exp on logits widened 4-16x) measured
+    an RMS of 0.256 against a bound of 0.214 set by PyTorch's accurate exp (session 10), while
+    the cheat the widening probe exists for (redteam_s10 sr2) leaves the tolerance itself. Worker
+    and oracle decide alike."""
+    return not (probe and (probe["kind"] == "mask" or (probe["kind"] == "scale" and "low" in probe)))
 
 
 def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:
