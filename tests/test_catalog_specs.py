@@ -31,7 +31,7 @@ from kernelsynth.spec import load_spec, probes_for
 from kernelsynth.tasks import discover
 from kernelsynth.verify.comparison import compare, run_reference, shares_storage
 from kernelsynth.verify.failures import VerificationFailure
-from kernelsynth.verify.inputs import apply_changes, plan_changes
+from kernelsynth.verify.inputs import _far_values, apply_changes, plan_changes
 
 TASKS = discover()
 #: verify shapes whose inputs hold more than this many elements are skipped (CPU time)
@@ -109,11 +109,7 @@ def _raised_run(inputs, gen_element, gen_region):
     how the tolerance and the reference's rounding behave there."""
     changes = []
     for i, idx, new in plan_changes(inputs, gen_element, False) + plan_changes(inputs, gen_region, True):
-        x = inputs[i]
-        if x.dtype.is_floating_point:
-            o = x.reshape(-1)[idx].double()
-            new = torch.where(o == 0, 3.0, -o - 3.0 * torch.sign(o)).to(x.dtype)
-        changes.append((i, idx, new))
+        changes.append((i, idx, _far_values(inputs[i], idx) if inputs[i].dtype.is_floating_point else new))
     apply_changes(inputs, changes)
 
 

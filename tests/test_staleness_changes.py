@@ -15,7 +15,8 @@ import torch
 
 from conftest import ROOT
 from kernelsynth.verify.comparison import compare, run_reference
-from kernelsynth.verify.inputs import apply_changes, plan_changes
+from kernelsynth.verify.failures import VerificationFailure
+from kernelsynth.verify.inputs import _far_values, apply_changes, plan_changes
 
 sys.path.insert(0, str(ROOT / "specs" / "matmul_bias_gelu"))
 from reference import Model, get_inputs  # noqa: E402
@@ -31,15 +32,30 @@ def _split_k_bf16(x, w, b, parts=8):
     return torch.nn.functional.gelu(acc.to(torch.bfloat16) + b, approximate="tanh")
 
 
+def _violations(inputs):
+    """Elements of the emulated cuBLAS output outside the spec's bfloat16 tolerance (an all-close
+    count: the same bound compare() applies, atol + rtol |ref|)."""
+    out = _split_k_bf16(*inputs).double()
+    ref = run_reference(Model(), inputs, "allclose", torch.bfloat16)
+    return int(((out - ref).abs() > TOL["atol"] + TOL["rtol"] * ref.abs()).sum())
+
+
 @pytest.mark.parametrize("seed", [0, 3])
 def test_a_split_k_bfloat16_gemm_stays_inside_its_tolerance_after_the_partial_change(seed):
     g = torch.Generator().manual_seed(seed)
     inputs = get_inputs({"M": 64, "N": 1030, "K": 4096}, torch.bfloat16, "cpu", g)
-    compare(_split_k_bf16(*inputs), run_reference(Model(), inputs, "allclose", torch.bfloat16),
-            "allclose", TOL, torch.bfloat16)  # ordinary inputs: inside (the trials pass)
-    apply_changes(inputs, plan_changes(inputs, g, False) + plan_changes(inputs, g, True))
-    compare(_split_k_bf16(*inputs), run_reference(Model(), inputs, "allclose", torch.bfloat16),
-            "allclose", TOL, torch.bfloat16)  # raised with the old far values at both seeds
+    assert _violations(inputs) == 0  # ordinary inputs: inside (the trials pass)
+    old_inputs = [x.clone() for x in inputs]
+    changes = plan_changes(inputs, g, False) + plan_changes(inputs, g, True)
+    apply_changes(inputs, changes)
+    assert _violations(inputs) == 0  # the harness's change: still inside
+    # the same positions with the old far values (-x - 3 sign(x)): the emulation leaves the tolerance
+    far = [(i, idx, _far_values(old_inputs[i], idx)) for i, idx, _ in changes]
+    apply_changes(old_inputs, far)
+    assert _violations(old_inputs) > 0
+    with pytest.raises(VerificationFailure):
+        compare(_split_k_bf16(*old_inputs), run_reference(Model(), old_inputs, "allclose", torch.bfloat16),
+                "allclose", TOL, torch.bfloat16)
 
 
 def test_the_region_change_moves_every_value_and_grows_none():
