@@ -90,12 +90,15 @@ class GpuLock:
         self.mode: Optional[str] = None
         self._fd: Optional[int] = None
         self._turn: Optional[int] = None
+        #: why the lock file could not be opened (None: it was, or there is none)
+        self.error: Optional[str] = None
         if path is not None:
             try:
                 self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
                 self._turn = os.open(_turnstile(path), os.O_RDONLY | os.O_CLOEXEC)
             except OSError as e:
-                # said on the worker's stderr (the run's log): this job's GPU work is not guarded
+                self.error = f"{e.filename or path}: {e.strerror or e} (errno {e.errno}, uid {os.getuid()})"
+                # said on the worker's output and sent to the parent (JobResult.gpu_lock_error): not guarded
                 print(f"kernelsynth gpulock: cannot open {path} ({e}); this job's GPU work takes no lock",
                       file=sys.stderr, flush=True)
                 for fd in (self._fd, self._turn):

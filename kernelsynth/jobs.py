@@ -31,7 +31,7 @@ from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .screen import host_access
-from .verify.precision import HonestReferences, trial_sums
+from .verify.precision import HonestReferences, headroom, trial_sums
 from .verify.protocol import check_small_groups
 from .verify.inputs import probe_has_precision
 from .audit import special_values_of
@@ -517,7 +517,7 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
                 sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
                                   [audit_view(h) for h in terms["honest"]], slack=slack,
-                                  linear=bool(terms.get("linear")))  # as the parent sees them
+                                  linear=bool(terms.get("linear")), room=headroom(honest.policy))  # as the parent sees them
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
                 refs[key]["slack"] = sums["slack"]
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)

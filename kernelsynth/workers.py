@@ -84,6 +84,8 @@ class JobResult:
     #: job without a lock mode, no cache root, the interpreter), False when its lock file could
     #: not be opened (its GPU work, a timing included, was not guarded)
     gpu_lock: Optional[bool] = None
+    #: why the lock file could not be opened, when ``gpu_lock`` is False (gpulock.GpuLock.error)
+    gpu_lock_error: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -196,6 +198,7 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
                                    f"job ({', '.join(left[:5])}); they were killed with its worker",
                                    seconds=result.seconds, recycle=True)
         result.gpu_lock = None if lock is None or lock.path is None else lock.active
+        result.gpu_lock_error = getattr(lock, "error", None)
         try:
             result.staged = collect_staged()  # new compile outputs, for the parent to validate
         except Exception as exc:  # noqa: BLE001 - the cache is an optimisation; the result still goes
@@ -513,6 +516,8 @@ class WorkerPool:
         self.retired: Dict[int, str] = {}
         #: the names of jobs that should have held their GPU's lock and could not (JobResult.gpu_lock)
         self.unlocked: List[str] = []
+        #: the distinct reasons their lock files could not be opened (JobResult.gpu_lock_error)
+        self.unlocked_errors: List[str] = []
         self._failed_checks: Dict[int, int] = {}
         self._needs_check: set = set()  # slots whose next worker runs the device check first
         #: one entry per slot; None: its worker was retired with no job left to run, and the slot
@@ -608,6 +613,9 @@ class WorkerPool:
                 result = self._receive(w, start)
                 if getattr(result, "gpu_lock", None) is False:
                     self.unlocked.append(name if idx is not None else "health")
+                    why = getattr(result, "gpu_lock_error", None)
+                    if why and why not in self.unlocked_errors:
+                        self.unlocked_errors.append(why)
                 if idx is None:  # the device check
                     self._checked(w, result, idle, len(todo))
                     continue

@@ -54,6 +54,8 @@ def test_missing_file_locks_nothing_and_says_so(tmp_path, capsys):
         assert not lock.active
         assert "cannot open" in capsys.readouterr().err
         assert lock.path is not None  # the worker reports it: JobResult.gpu_lock False, a warning of the run
+        # with its reason (session 11: the H200 runs said only "could not be opened")
+        assert str(tmp_path / "none.lock") in lock.error and "errno 2" in lock.error
         with gpulock.exclusive():
             pass
     with gpulock.job("evaluate", path_of=lambda: None) as lock:

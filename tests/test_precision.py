@@ -281,3 +281,48 @@ def test_an_honest_sequential_float32_scan_of_same_sign_terms_passes_and_bfloat1
     ln = torch.nn.LayerNorm(64)
     y = torch.randn(9, 64)
     assert HonestReferences("fp32", torch.float32).terms(ln, [y], ln.double()(y.double()))["linear"] is False
+
+
+def test_fp32_headroom_admits_a_gpu_style_approximate_exp_and_rejects_lower_formats():
+    """Session 10 on the H200: an honest Triton softmax in float32 (``tl.exp`` -> ``ex2.approx``)
+    measured 1.41x PyTorch's RMS, past the plain margin 1.4. The fp32 policy's headroom
+    (precision.HEADROOM) admits float32 with an exp as far off as CUDA's ``__expf`` may be
+    (2 + floor(|1.173 x|) ulp, CUDA C++ Programming Guide), and still rejects an exp rounded to
+    TF32's or bfloat16's mantissa."""
+    from kernelsynth.verify.precision import HEADROOM
+
+    class Softmax(torch.nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, dim=-1)
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 1024, generator=g) * 2
+    model = Softmax()
+    ref = run_reference(model, [x], "allclose", torch.float32)
+    terms = HonestReferences("fp32", torch.float32).terms(model, [x], ref)
+
+    def softmax_with(exp):
+        z = x - x.amax(-1, keepdim=True)
+        e = exp(z)
+        return e / e.sum(-1, keepdim=True)
+
+    def approx_exp(z):  # exp2(fl(z * log2 e)), the power of two off by up to 2 ulp
+        t = z * torch.tensor(1.4426950408889634, dtype=torch.float32)
+        noise = (torch.rand(z.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0 ** -22
+        return (torch.exp2(t.double()) * (1 + noise)).float()
+
+    def stats(out):
+        m = PrecisionMeter("fp32")
+        m.add(out, ref, terms)
+        return m
+
+    honest = stats(softmax_with(approx_exp))
+    st = honest.check("listed shapes")
+    plain = MARGIN * st["honest_rms"] + honest.accumulation
+    assert st["rms"] > plain  # the plain margin would reject it, as on the H200
+    assert st["rms"] < st["bound"] / 1.5 and HEADROOM["fp32"] == 8.0
+    for bits in (10, 7):  # TF32's and bfloat16's mantissa on the exponentials
+        cheat = stats(softmax_with(lambda z: truncate_mantissa(torch.exp(z), bits)))
+        with pytest.raises(VerificationFailure, match="precision below the declared policy fp32"):
+            cheat.check("listed shapes")
+        assert cheat.stats()["rms"] > 3 * cheat.stats()["bound"]

@@ -360,8 +360,8 @@ def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_s
     elements; big groups and small groups of a task with ordinary outputs stay out."""
     from kernelsynth.verify.precision import MIN_ELEMENTS, POOLED_MIN_ELEMENTS
 
-    def meter(n, rms, honest, slack):
-        m = PrecisionMeter("fp32")
+    def meter(n, rms, honest, slack, policy="fp32"):
+        m = PrecisionMeter(policy)
         m.add_sums((rms ** 2 * n, n), [(honest ** 2 * n, n)], slack=slack)
         return m
 
@@ -378,10 +378,11 @@ def test_pooled_meter_judges_small_groups_together_with_their_element_weighted_s
     fine = PrecisionMeter.pooled([meter(6, 5e-8, 5e-8, 1e-6), meter(4, 6e-8, 5e-8, 4e-6)])
     assert fine.check("pooled")["rms"] <= fine.check("pooled")["bound"]
     # bfloat16-like: no slack to hide in; 1.8x the honest RMS over 10 elements is inside the widened margin
-    bf = PrecisionMeter.pooled([meter(10, 1.8e-3, 1e-3, 1e-7)])
+    # (policy bf16: fp32's headroom for approximate transcendentals, precision.HEADROOM, would hide it)
+    bf = PrecisionMeter.pooled([meter(10, 1.8e-3, 1e-3, 1e-7, "bf16")])
     bf.check("pooled")
     with pytest.raises(VerificationFailure):
-        PrecisionMeter.pooled([meter(10, 2.4e-3, 1e-3, 1e-7)]).check("pooled")
+        PrecisionMeter.pooled([meter(10, 2.4e-3, 1e-3, 1e-7, "bf16")]).check("pooled")
 
 
 def test_a_downward_shift_probe_rejects_a_softmax_without_its_max_subtraction():

@@ -583,9 +583,11 @@ def _warn_unlocked(pool: WorkerPool) -> None:
     """Say when GPU jobs of ``pool`` ran without their GPU's lock (its file could not be opened in
     the worker: kernelsynth/gpulock.py), so their timings were not guarded against other runs."""
     if pool.unlocked:
+        errors = getattr(pool, "unlocked_errors", [])
         log.warning("%d GPU job(s) ran without the GPU's lock (%s): the lock file in the cache could not be "
-                    "opened, so their GPU work and timings were not guarded against other runs' GPU work",
-                    len(pool.unlocked), ", ".join(sorted(set(pool.unlocked))))
+                    "opened (%s), so their GPU work and timings were not guarded against other runs' GPU work",
+                    len(pool.unlocked), ", ".join(sorted(set(pool.unlocked))),
+                    "; ".join(errors[:3]) if errors else "no reason sent")
 
 
 def observation_row(job: Job, result: JobResult, hw: Hardware) -> Dict[str, Any]:

@@ -24,9 +24,10 @@ and parameters) truncated to the policy's mantissa (``tf32``: 10 bits, the less 
 two roundings hardware uses), the reference on them in float32 with TF32 off, the result rounded
 to the job dtype. The candidate passes when ::
 
-    rms <= MARGIN * max(honest rms) + ACCUMULATION
+    rms <= MARGIN * HEADROOM * max(honest rms) + ACCUMULATION
 
-over at least :data:`MIN_ELEMENTS` elements per group; the groups with fewer are pooled into
+(:data:`HEADROOM`: 8 for ``fp32``, whose kernels may use the GPU's approximate exp and division;
+1 for the other policies) over at least :data:`MIN_ELEMENTS` elements per group; the groups with fewer are pooled into
 one, judged from :data:`POOLED_MIN_ELEMENTS` (:meth:`PrecisionMeter.pooled`: a scalar output).
 
 ``ACCUMULATION`` is the **accumulation slack** of the shape group, :func:`accumulation_slack`:
@@ -99,6 +100,28 @@ POLICIES: Dict[str, Tuple[float, Optional[int]]] = {
 }
 #: The candidate's statistic may be this many times the honest computations' largest.
 MARGIN = 1.4
+#: Per policy, a factor on the honest computations' RMS (default 1), in the RMS bound and the tail
+#: threshold: what the policy admits beyond the accurate functions the honest computations use.
+#: ``fp32``: float32 arithmetic **with the GPU's approximate transcendentals and division** (the
+#: policy of every fast-math kernel: Triton's ``tl.exp``/``tl.exp2``/``tl.rsqrt`` and ``/`` lower
+#: to ``ex2.approx``, ``rsqrt.approx``, ``div.full``; CUDA's ``__expf`` errs by up to
+#: ``2 + floor(|1.173 x|)`` ulp, ``__fdividef`` by 2 ulp: CUDA C++ Programming Guide, "Intrinsic
+#: Functions", single-precision table), while PyTorch's reference uses correctly-rounded-ish
+#: ``expf`` (2 ulp at most, about half an ulp RMS). On the H200 an honest Triton softmax_rows in
+#: float32 measured 1.41x PyTorch's RMS on ordinary rows and 1.68x on rows widened 4-16x, past the
+#: plain margin (session 10, redteam_s9 sh2 and the ladder's v0); 8 (3 bits) covers exponents up
+#: to |x| ~ 20 and leaves 2^10 between the bound and the next lower hardware format (TF32 and
+#: float16: 2^-11 against 2^-24), so bfloat16, float16 or TF32 work on a float32 task stays out
+#: (redteam_s7 lp1, a 17.7-bit inverse square root: 48x PyTorch's RMS, still rejected), while a
+#: float32 kernel whose exp or tanh is a few ulps off is honest fp32 (redteam_s8 gp1, a 20-ulp tanh
+#: at 4.4x, rejected before and accepted since session 11). The other policies keep 1: their
+#: honest computations already round to the policy's format, which dominates any transcendental.
+HEADROOM: Dict[str, float] = {"fp32": 8.0}
+
+
+def headroom(policy: Optional[str]) -> float:
+    """The factor on the honest computations' RMS for ``policy`` (:data:`HEADROOM`, default 1)."""
+    return HEADROOM.get(policy, 1.0) if policy else 1.0
 #: The accumulation slack of a meter that was given none (:func:`accumulation_slack` of 2^16 terms:
 #: the largest it ever is).
 ACCUMULATION = 2.0 ** -16
@@ -312,15 +335,15 @@ def magnitude(ref64: torch.Tensor, scale: torch.Tensor) -> float:
 
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None,
-               slack: float = ACCUMULATION, linear: bool = False) -> Dict[str, object]:
+               slack: float = ACCUMULATION, linear: bool = False, room: float = 1.0) -> Dict[str, object]:
     """Every number the precision rule pools for one trial, computed on ``ref64``'s device with
     one device sync (rule 23; :class:`PrecisionMeter`).
 
     ``out``: the candidate's output (its dtype already checked: the expected one); ``ref64``:
     the float64 reference; ``scale``: the rounding scale; ``honest``: the honest outputs (worker,
     oracle) or none (the parent's audit, which passes the oracle's ``threshold``). The tail
-    threshold is ``TAIL_K * (trial honest RMS + slack)``, the trial honest RMS being the
-    largest of the honest outputs' RMS on this trial; ``slack``: the trial's accumulation slack
+    threshold is ``TAIL_K * (room * trial honest RMS + slack)``, the trial honest RMS being the
+    largest of the honest outputs' RMS on this trial and ``room`` the policy's :func:`headroom`; ``slack``: the trial's accumulation slack
     (:func:`accumulation_slack`), times :func:`magnitude` when ``linear`` (the reference is a
     linear map: :meth:`HonestReferences.terms`'s ``linear``).
 
@@ -341,7 +364,7 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
     if threshold is None:
         rms = torch.stack([(s / n.clamp(min=1)).sqrt() for s, n in hsq]).amax() if hsq else zero
-        thr = TAIL_K * (rms + slack)
+        thr = TAIL_K * (room * rms + slack)
     else:
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
     e, keep = got
@@ -446,7 +469,7 @@ class PrecisionMeter:
         if terms.get("scale") is None:
             return
         sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=ACCUMULATION if slack is None else slack,
-                          linear=bool(terms.get("linear")))
+                          linear=bool(terms.get("linear")), room=headroom(self.policy))
         self.add_sums(sums["candidate"], sums["honest"], sums, slack=None if slack is None else sums["slack"])
 
     @property
@@ -465,7 +488,7 @@ class PrecisionMeter:
             return st
         st["rms"] = math.sqrt(self.candidate[0] / self.candidate[1])
         st["honest_rms"] = max((math.sqrt(s / n) for s, n in self.honest if n), default=0.0)
-        st["bound"] = self.margin * st["honest_rms"] + self.accumulation
+        st["bound"] = self.margin * headroom(self.policy) * st["honest_rms"] + self.accumulation
         if self.tail[1] and any(n for _, n in self.honest_tail):
             st["tail"] = self.tail[0] / self.tail[1]
             st["honest_tail"] = max(t / n for t, n in self.honest_tail if n)
@@ -484,7 +507,7 @@ class PrecisionMeter:
         if not st["rms"] <= st["bound"]:
             raise VerificationFailure(
                 f"{where}: precision below the declared policy {self.policy}: RMS error over the rounding scale "
-                f"{st['rms']:.3e} > {st['bound']:.3e} ({self.margin:.3g} x {st['honest_rms']:.3e}, the honest computation "
+                f"{st['rms']:.3e} > {st['bound']:.3e} ({self.margin * headroom(self.policy):.3g} x {st['honest_rms']:.3e}, the honest computation "
                 f"at {self.policy} on the same inputs, + the accumulation slack {self.accumulation:.2e}) (precision rule)")
         if st["tail"] is not None and self.tail[1] >= MIN_ELEMENTS and not st["tail"] <= st["tail_bound"]:
             raise VerificationFailure(
