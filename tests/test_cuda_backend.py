@@ -67,14 +67,22 @@ def test_launch_formulas_give_the_grid_the_kernel_expects():
     dims = bind_dims(spec.interface, dict(params, x=x))
     assert dims == {"N": 32, "C_in": 64, "H": 128, "W": 128, "C_out": 128, "PH": 64, "PW": 64}
     env = dict(dims, KPT=8, CC=16)
-    assert [evaluate(g, env) for g in v2.launch["grid"]] == [64, 4, 32]  # 8x8 pooled tiles, 32 channels/block
+    # 8x8 pooled tiles x groups of 32 channels x images, in gridDim.x alone (y and z are capped at
+    # 65535: session 11 on the H200, every v2/v4/v5 config failed with CUDA_ERROR_INVALID_VALUE on
+    # rule 12's shapes with a batch past 65536)
+    assert [evaluate(g, env) for g in v2.launch["grid"]] == [64 * 4 * 32, 1, 1]
     assert [evaluate(e, env) for e in spec.interface["output"]] == [32, 128, 64, 64]
     # v4: one pooled row x BW / 2 pooled columns x BN channels per block, dynamic shared memory
     v4 = next(c for c in spec.candidates if c.version == "v4")
     env = dict(dims, BW=128, BN=64)
-    assert [evaluate(g, env) for g in v4.launch["grid"]] == [1, 64, 64]
+    assert [evaluate(g, env) for g in v4.launch["grid"]] == [1 * 64 * 64, 1, 1]
     assert evaluate(v4.launch["shared_bytes"], env) == 90496  # > 48 KiB: the backend opts in
-    assert [evaluate(g, dict(dims, W=19, PW=9, BW=64, BN=128)) for g in v4.launch["grid"]] == [1, 64, 32]
+    assert [evaluate(g, dict(dims, W=19, PW=9, BW=64, BN=128)) for g in v4.launch["grid"]] == [1 * 64 * 32, 1, 1]
+    big = dict(dims, N=70001, PH=3, PW=3, H=7, W=7, BW=64, BN=64, KPT=4, CC=8)  # a rule-12 batch
+    for c in spec.candidates:
+        if c.backend == "cuda":
+            grid = [evaluate(g, dict(big, BLOCK=128)) for g in c.launch["grid"]]
+            assert grid[0] < 2 ** 31 and grid[1] <= 65535 and grid[2] <= 65535, (c.version, grid)
 
 
 def test_bind_dims_rejects_tensors_that_disagree():
@@ -148,3 +156,16 @@ def test_extension_held_only_by_the_candidate_module_is_found(tmp_path):
     cand._ext = ext  # what load_inline returns; it is not put in sys.modules
     assert extension_libraries(set(), cand) == [str(lib)]
     assert extension_libraries(set(__import__("sys").modules), None) == []
+
+
+def test_a_grid_past_cudas_limits_is_a_clear_error_before_the_driver_is_called():
+    """Session 11 on the H200: v2/v4/v5 launched gridDim.z = N * ktiles > 65535 and the driver
+    answered CUDA_ERROR_INVALID_VALUE with nothing else; the launch now names the dimension."""
+    from kernelsynth.backends.cuda import GRID_LIMITS, CompiledKernel
+
+    kernel = object.__new__(CompiledKernel)  # no module loaded: the check comes first
+    with pytest.raises(ValueError, match=r"gridDim.z = 70001 is outside CUDA's \[1, 65535\]"):
+        kernel.launch([4, 1, 70001], [256, 1, 1], 0, 0, [])
+    with pytest.raises(ValueError, match=r"gridDim.x = 0"):
+        kernel.launch([0, 1, 1], [256, 1, 1], 0, 0, [])
+    assert GRID_LIMITS == (2 ** 31 - 1, 65535, 65535)

@@ -144,9 +144,16 @@ class CompiledKernel:
         """Launch on ``stream`` (a CUstream handle as int); ``args`` are torch tensors (passed
         as device pointers) or ints (passed as 32-bit ``int``). More than 48 KiB of dynamic shared
         memory is opted into first (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``; Hopper
-        allows up to 227 KiB a block). Raises RuntimeError on a launch error."""
+        allows up to 227 KiB a block). Raises ValueError for a grid past CUDA's limits (gridDim.x
+        at most 2^31 - 1, gridDim.y and gridDim.z at most 65535: CUDA C++ Programming Guide,
+        "Technical Specifications per Compute Capability"), naming the dimension, and RuntimeError
+        on a launch error."""
         import torch
 
+        for axis, g, top in zip("xyz", grid, GRID_LIMITS):
+            if not 1 <= int(g) <= top:
+                raise ValueError(f"grid {list(map(int, grid))}: gridDim.{axis} = {int(g)} is outside CUDA's [1, {top}] "
+                                 "(the launch block's grid formula; put large extents in gridDim.x, which goes to 2^31 - 1)")
         drv = _driver()
         if shared_bytes > 48 * 1024 and shared_bytes > self._dynamic_max:  # opt in above the 48 KiB default
             _check(drv.cuFuncSetAttribute(self.function,
@@ -164,6 +171,9 @@ class CompiledKernel:
         _check(drv.cuLaunchKernel(self.function, *[int(g) for g in grid], *[int(b) for b in block],
                                   int(shared_bytes), drv.CUstream(stream), (tuple(vals), tuple(types)), 0))
 
+
+#: The largest gridDim.x, .y, .z of a launch (compute capability 3.0 and later).
+GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
 
 #: kernels loaded by this process, by cache key: a worker compiles or loads each source x options once
 _LOADED: Dict[str, "CompiledKernel"] = {}

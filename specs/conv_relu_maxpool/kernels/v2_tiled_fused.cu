@@ -37,17 +37,23 @@ __device__ __forceinline__ void ks_store(__nv_bfloat16* p, float v) { *p = __flo
 __device__ __forceinline__ void ks_store(__half* p, float v) { *p = __float2half(v); }
 
 // x: (N, C, H, W); w: (K, C, 3, 3); b: (K,); y: (N, K, PH, PW), all contiguous.
-// grid: (cdiv(PW, 8) * cdiv(PH, 8), cdiv(K, 4 * KPT), N); block: 256 threads.
+// grid: (cdiv(PW, 8) * cdiv(PH, 8) * cdiv(K, 4 * KPT) * N, 1, 1): pooled tile fastest, then the
+// block's output-channel group, then the image; block: 256 threads.
+// The launch is one-dimensional: CUDA caps gridDim.y and gridDim.z at 65535 (CUDA C++ Programming
+// Guide, "Technical Specifications per Compute Capability"), which a batch or a pooled height
+// past 65535 exceeds; gridDim.x goes to 2^31 - 1. Blocks are numbered in the order the
+// three-dimensional grid had (column tile fastest), so they are scheduled as before.
 extern "C" __global__ void __launch_bounds__(THREADS)
 conv_relu_maxpool_tiled(const KS_T* __restrict__ x, const KS_T* __restrict__ w, const KS_T* __restrict__ b,
                         KS_T* __restrict__ y, int N, int C, int H, int W, int K, int PH, int PW) {
     __shared__ float xs[CC][TI][TI + 1];
     __shared__ float ws[KB][CC][9];
     const int tid = threadIdx.x;
-    const int tiles_w = (PW + TP - 1) / TP;
-    const int ph0 = (blockIdx.x / tiles_w) * TP, pw0 = (blockIdx.x % tiles_w) * TP;
-    const int k0 = blockIdx.y * KB;
-    const int n = blockIdx.z;
+    const int tiles_w = (PW + TP - 1) / TP, tiles = tiles_w * ((PH + TP - 1) / TP), kgroups = (K + KB - 1) / KB;
+    const long long bid = blockIdx.x;
+    const int tile = (int)(bid % tiles), kg = (int)((bid / tiles) % kgroups), n = (int)(bid / ((long long)tiles * kgroups));
+    const int ph0 = (tile / tiles_w) * TP, pw0 = (tile % tiles_w) * TP;
+    const int k0 = kg * KB;
     const int pix = tid % (TP * TP), grp = tid / (TP * TP);
     const int py = pix / TP, px = pix % TP;
     const int ih0 = 2 * ph0 - 1, iw0 = 2 * pw0 - 1;     // input tile origin (padding 1)

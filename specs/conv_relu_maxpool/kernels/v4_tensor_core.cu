@@ -130,16 +130,24 @@ __device__ __forceinline__ uint4 pack16(const raw_t* v) {
 }
 
 // x: (N, C, H, W); w: (K, C, 3, 3); b: (K,); y: (N, K, PH, PW), all contiguous.
-// grid: (cdiv(PW, BW / 2), PH, N * cdiv(K, BN)); block: 256 threads; dynamic shared: SMEM_BYTES.
+// grid: (cdiv(PW, BW / 2) * PH * N * cdiv(K, BN), 1, 1): column tile fastest, then the pooled
+// row, then (image, output-channel tile); block: 256 threads; dynamic shared: SMEM_BYTES.
+// The launch is one-dimensional: CUDA caps gridDim.y and gridDim.z at 65535 (CUDA C++ Programming
+// Guide, "Technical Specifications per Compute Capability"), which a batch or a pooled height
+// past 65535 exceeds; gridDim.x goes to 2^31 - 1. Blocks are numbered in the order the
+// three-dimensional grid had (column tile fastest), so they are scheduled as before.
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 conv_relu_maxpool_tc(const KS_T* __restrict__ x, const KS_T* __restrict__ w, const KS_T* __restrict__ b,
                      KS_T* __restrict__ y, int N, int C, int H, int W, int K, int PH, int PW) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int ow0 = blockIdx.x * BW;              // first conv column of the tile
-    const int ph = blockIdx.y;                    // pooled row: conv rows 2ph, 2ph+1
+    const int ctiles = (PW + BW / 2 - 1) / (BW / 2);  // column tiles (BW conv columns each)
+    const long long bid = blockIdx.x;
+    const int ow0 = (int)(bid % ctiles) * BW;     // first conv column of the tile
+    const int ph = (int)((bid / ctiles) % PH);    // pooled row: conv rows 2ph, 2ph+1
+    const int bz = (int)(bid / ((long long)ctiles * PH));
     const int ktiles = (K + BN - 1) / BN;
-    const int n = blockIdx.z / ktiles, k0 = (blockIdx.z % ktiles) * BN;
+    const int n = bz / ktiles, k0 = (bz % ktiles) * BN;
     const int ih0 = 2 * ph - 1;                   // input row of staged row 0 (padding 1)
     const int gc0 = ow0 - VEC;                    // input column of staged column 0
     const raw_t* xn = reinterpret_cast<const raw_t*>(x) + (long long)n * C * H * W;
