@@ -139,7 +139,8 @@ def environment_text(hw: Hardware, draft: Optional[str] = None) -> str:
     """The hardware the record was made on, one paragraph; untimed: ``draft`` (:func:`draft_text`,
     default :data:`DRAFT`) first."""
     if hw.interpret:
-        return f"{draft or DRAFT} No GPU: Triton {hw.triton} interpreter on CPU tensors (torch {hw.torch}, Python {hw.python})."
+        return (f"{draft or DRAFT} No GPU: CPU tensors, Triton kernels on Triton {hw.triton}'s interpreter (torch "
+                f"{hw.torch}, Python {hw.python}).")
     l2 = f", {hw.l2_bytes / 2**20:.0f} MiB L2" if hw.l2_bytes else ""
     text = (f"GPU: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs{l2}), driver {hw.driver}, CUDA {hw.cuda_runtime}, "
             f"torch {hw.torch}, Triton {hw.triton}. Measured ceilings: device-to-device copy "

@@ -33,8 +33,22 @@ small verify shapes (values):
   odd (ragged), reduced dims kept long, within a work budget.
 - **checks on the CPU** at the verify shapes: whether an all-zeros or a bfloat16-precision
   answer would pass (flagged), whether eager bfloat16 meets the bfloat16 tolerance (else the
-  dtype is left out), whether train and eval mode differ (BatchNorm, Dropout: the harness runs
-  modules in eval mode; flagged, and stated in the spec as ``mode: eval``).
+  dtype is left out, flagged ``bfloat16-left-out`` with the worst element), whether train and
+  eval mode differ on one draw of the inputs (BatchNorm, Dropout: the harness runs modules in
+  eval mode; flagged, and stated in the spec as ``mode: eval``), whether two draws of the inputs
+  from one generator state agree (else ``unseeded-inputs``).
+- **reduced dims**: reduced away (in no output shape) or with ``keepdim`` (a reduction operator's
+  output holds the axis at 1 while its input grows with the dim); kept long in verify shapes.
+- **timing shape**: flagged ``large-timing-shape`` (bytes) past 1 GiB of inputs, outputs and
+  parameters; scaled down past the budget (``--timing-budget-gib``), said so.
+
+Isolation: the importer's process runs none of the problem's code. :func:`import_all` starts one
+worker in the sandbox (kernelsynth/sandbox.py, ``--out`` hidden); for each problem the worker
+forks a process (:func:`run_forked`) that runs :func:`analyse` and is killed after
+``--timeout-s`` seconds; the files and report come back as plain data and the importer writes
+them. The problem's code is called through :func:`_call`, which names it in the one-line reason
+of a failure (``get_inputs() raised ...``, ``get_init_inputs() called sys.exit(3)``) and in the
+reason of a crash or a hang (reported on a pipe before each call).
 """
 
 from __future__ import annotations
@@ -328,6 +342,8 @@ class Report:
     reason: Optional[str] = None
     decisions: List[Dict[str, str]] = field(default_factory=list)
     flags: List[Dict[str, str]] = field(default_factory=list)
+    #: wall seconds of the problem's analysis (its worker job), None when it did not run
+    seconds: Optional[float] = None
 
     def decide(self, what: str, choice: Any, evidence: str):
         self.decisions.append({"what": what, "choice": str(choice), "evidence": evidence})
@@ -1127,8 +1143,9 @@ def render(origin, rep, src, dims, category, tolerance, dtypes, work, timing, ve
 
 # --------------------------------------------------------------------------- isolation
 #: Seconds one problem's analysis may take (``--timeout-s``): the slowest problem file written for the
-#: tests takes about 5 s on a 2-core CPU; the perturbations run its forward a few hundred times on
-#: the meta device and a few dozen times on the CPU at small shapes.
+#: tests (tests/fixtures/kernelbench) takes about 2 s on a shared 2-core CPU (``seconds`` in the
+#: report); the perturbations run its forward a few hundred times on the meta device and a few
+#: dozen times on the CPU at small shapes, so a large model's file may take far longer.
 DEFAULT_TIMEOUT_S = 120.0
 #: The most bytes one problem's process may send back (its files and report are a few hundred KB).
 MAX_RESULT_BYTES = 64 << 20
@@ -1273,6 +1290,7 @@ def _take(rep: Report, res, out: Path, timeout_s: float) -> None:
     """Fill ``rep`` from one worker result and write the task folder (this process only)."""
     from ..contract import Fault
 
+    rep.seconds = round(float(res.seconds), 2)
     if not res.ok:
         first = _one(res.error)
         rep.reason = (f"no result within {timeout_s:.0f} s: the import worker was stopped" if res.fault is Fault.TIMEOUT
