@@ -266,6 +266,13 @@ HOSTILE = {
                                  inputs="[torch.from_numpy(np.random.randn(n, m).astype('float32'))]"),
     "8_NormKeepdim.py": _problem("        return x / x.norm(p=2, dim=1, keepdim=True)", consts="n = 16\nm = 16384\n"),
     "9_HugeTiming.py": _problem("        return x * 2", consts="n = 65536\nm = 65536\n"),
+    # a forged result on the child's pipe: a spec whose candidate is a file of the importer's machine
+    "11_ForgesItsResult.py": _problem("        return x", head=(
+        "import json, os\nfrom kernelsynth.importers import kernelbench as k\n"
+        "spec = 'reference: reference.py\\ncandidates:\\n- {version: v0, file: /etc/hostname}\\n'\n"
+        "files = {'reference.py': '', 'kernels/v0_eager.py': '', 'spec.yaml': spec}\n"
+        "os.write(k._STAGE['fd'], b'R ' + json.dumps({'reason': None, 'files': files}).encode() + b'\\n')\n"
+        "os._exit(0)")),
 }
 
 
@@ -298,6 +305,8 @@ def test_a_problem_that_exits_crashes_hangs_or_raises_gets_a_one_line_reason_nam
                                 "device)",
         "kb_l0_6_raisesingetinputs": "get_inputs() raised ZeroDivisionError: division by zero (at the problem's own "
                                      "sizes, on the meta device)",
+        "kb_l0_11_forgesitsresult": "the import worker sent a task folder that names candidate files other than "
+                                    "kernels/v0_eager.py in its spec: not written",
     }, reason
     # the others imported, in the same batch
     assert {t for t, r in reps.items() if r.status == "imported"} == {

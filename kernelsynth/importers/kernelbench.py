@@ -1082,20 +1082,25 @@ def _work_text(work) -> Tuple[str, str]:
 TASK_FILES = ("reference.py", "kernels/v0_eager.py", "spec.yaml")
 
 
+def _heads(origin: str, task: str) -> Tuple[str, str]:
+    """The lines that come before the original source in reference.py and in kernels/v0_eager.py."""
+    return ((f"# Imported by `kernelsynth-tools import-kernelbench` from {origin} (a problem in KernelBench's "
+             f"format).\n# {LICENSE_NOTE}\n# Below: the original problem file, unchanged, then kernelsynth's adapter.\n"),
+            f"# v0 of {task}: the original problem's Model, run by eager PyTorch (source unchanged below).\n")
+
+
 def render(origin, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training) -> Dict[str, str]:
     """The task folder's files (:data:`TASK_FILES`) as text. ``origin``: the problem's path as
     the user named it (never the importer's absolute path: the reference's header goes into
     every record's question)."""
     name = Path(origin).name
     text = src.source if src.source.endswith("\n") else src.source + "\n"
-    header = (f"# Imported by `kernelsynth-tools import-kernelbench` from {origin} (a problem in KernelBench's "
-              f"format).\n# {LICENSE_NOTE}\n# Below: the original problem file, unchanged, then kernelsynth's adapter.\n")
+    header, v0_head = _heads(origin, rep.task)
     first = header.count("\n") + 1
     last = first + text.count("\n") - 1
     ks_dims = {d.name: d.constants for d in dims}
     files = {"reference.py": header + text + adapter(ks_dims, (first, last)),
-             "kernels/v0_eager.py": (f"# v0 of {rep.task}: the original problem's Model, run by eager PyTorch (source "
-                                     "unchanged below).\n" + text + "\n\nModelNew = Model\n")}
+             "kernels/v0_eager.py": v0_head + text + "\n\nModelNew = Model\n"}
     flops, bytes_ = _work_text(work)
     names = [d.name for d in dims]
     doc_model = next((n for n in src.tree.body if getattr(n, "name", None) == "Model"), None)
@@ -1286,8 +1291,10 @@ def _one(reason: Any) -> str:
     return text[0][:400] if text else "no reason given"
 
 
-def _take(rep: Report, res, out: Path, timeout_s: float) -> None:
-    """Fill ``rep`` from one worker result and write the task folder (this process only)."""
+def _take(rep: Report, res, out: Path, timeout_s: float, payload: Dict[str, Any]) -> None:
+    """Fill ``rep`` from one worker result and write the task folder (this process only), after
+    checking what this process can: the original source comes first in both Python files, and the
+    spec names only them (:func:`_foreign_paths`)."""
     from ..contract import Fault
 
     rep.seconds = round(float(res.seconds), 2)
@@ -1309,6 +1316,15 @@ def _take(rep: Report, res, out: Path, timeout_s: float) -> None:
     if not (isinstance(files, dict) and set(files) == set(TASK_FILES) and all(isinstance(t, str) for t in files.values())):
         rep.reason = f"the import worker sent files other than {', '.join(TASK_FILES)}"
         return
+    text = payload["text"] if payload["text"].endswith("\n") else payload["text"] + "\n"
+    header, v0_head = _heads(payload["origin"], rep.task)
+    wrong = _foreign_paths(files["spec.yaml"])
+    if not wrong and not (files["reference.py"].startswith(header + text)
+                          and files["kernels/v0_eager.py"].startswith(v0_head + text)):
+        wrong = "has Python files that do not start with the original source"
+    if wrong:
+        rep.reason = f"the import worker sent a task folder that {wrong}: not written"
+        return
     folder = out / rep.task
     if folder.exists():
         shutil.rmtree(folder)
@@ -1322,6 +1338,26 @@ def _take(rep: Report, res, out: Path, timeout_s: float) -> None:
         rep.reason = f"the spec written does not load: {_one(e)}"
         return
     rep.status = "imported"
+
+
+def _foreign_paths(text: str) -> Optional[str]:
+    """Why a spec text from a worker names files other than its own (None when it does not): the
+    worker ran the problem's code, which could have sent a spec whose candidate is any file of this
+    machine (``/home/user/.ssh/id_rsa``), read into every record of the task's runs. The importer
+    writes ``reference: reference.py`` and one candidate, ``kernels/v0_eager.py``."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        return f"has a spec that does not parse ({_one_line(e, 80)})"
+    if not isinstance(doc, dict):
+        return "has a spec that is not a mapping"
+    cands = doc.get("candidates")
+    if doc.get("reference") != "reference.py":
+        return f"names the reference {str(doc.get('reference'))[:80]!r} in its spec, not reference.py"
+    if not (isinstance(cands, list) and len(cands) == 1 and isinstance(cands[0], dict)
+            and cands[0].get("file") == "kernels/v0_eager.py"):
+        return "names candidate files other than kernels/v0_eager.py in its spec"
+    return None
 
 
 def import_all(paths: Sequence[Path], out: Path, timeout_s: float = DEFAULT_TIMEOUT_S, sandbox: Any = "auto",
@@ -1363,7 +1399,7 @@ def import_all(paths: Sequence[Path], out: Path, timeout_s: float = DEFAULT_TIME
         # the pool's own limit backs up run_forked's: a worker that stops answering is killed too
         with WorkerPool(1, timeout_s=float(timeout_s) + 60.0, sandbox=box) as pool:
             for idx, res in pool.map("import_kernelbench", [p for _, p in todo]):
-                _take(todo[idx][0], res, out, float(timeout_s))
+                _take(todo[idx][0], res, out, float(timeout_s), todo[idx][1])
     (out / "import_report.json").write_text(json.dumps(
         {"tool": "kernelsynth-tools import-kernelbench", "torch": torch.__version__, "sandbox": box.status,
          "timeout_s": float(timeout_s), "timing_budget_bytes": int(timing_budget_bytes),
