@@ -295,8 +295,8 @@ class TorchProxy(types.ModuleType):
 
 class NumpyProxy(types.ModuleType):
     """``numpy`` for a re-executed problem: ``numpy.random`` is a ``numpy.random.RandomState``
-    seeded from the harness's generator (one int drawn from it, ``torch.randint(0, 2**31 - 1)``,
-    at the first use), so that inputs drawn with ``np.random.randn`` are the same for the same
+    seeded from the harness's generator (one int drawn from it, ``torch.randint(0, 2**31 - 1)``
+    on its device, at the first use), so that inputs drawn with ``np.random.randn`` are the same for the same
     generator state, as torch's draws are; ``np.random.default_rng()`` without a seed takes the
     same seed. Everything else is numpy's. Without a generator (the problem's own ``get_inputs``
     semantics) it is numpy itself."""
@@ -318,7 +318,8 @@ class NumpyProxy(types.ModuleType):
     @property
     def random(self):
         if self._random is None:
-            seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=self._gen))
+            # on the generator's own device (the harness draws GPU inputs from a CUDA generator)
+            seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=self._gen, device=self._gen.device))
             self._random = _SeededNumpyRandom(self._np, seed)
         return self._random
 
