@@ -1394,7 +1394,9 @@ def import_all(paths: Sequence[Path], out: Path, timeout_s: float = DEFAULT_TIME
             continue
         todo.append((rep, {"text": text, "origin": origin, "task": name, "timeout_s": float(timeout_s),
                            "timing_budget_bytes": int(timing_budget_bytes)}))
-    box = Sandbox(sandbox, hidden=[str(out.resolve())])
+    # kernelsynth's own folder readable: when it is not readable by other users (a checkout under
+    # /root), the sandbox keeps the worker at uid 0 (Sandbox.private_files), as exploration's does
+    box = Sandbox(sandbox, hidden=[str(out.resolve())], readable=[str(Path(__file__).resolve().parents[1])])
     if todo:
         # the pool's own limit backs up run_forked's: a worker that stops answering is killed too
         with WorkerPool(1, timeout_s=float(timeout_s) + 60.0, sandbox=box) as pool:
