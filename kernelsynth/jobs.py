@@ -4,7 +4,7 @@ Each job takes one picklable payload and returns a picklable value: :func:`evalu
 :func:`oracle` take a :class:`kernelsynth.contract.JobRequest`; :func:`evaluate` returns a
 :class:`kernelsynth.contract.EvaluateResult`. :func:`ceilings` measures the ceilings;
 :func:`profile` takes a :class:`kernelsynth.contract.ProfileRequest` and runs Nsight Compute on
-:mod:`kernelsynth.profile_driver`. Nothing here runs in
+:mod:`kernelsynth.profile_driver`; :func:`import_kernelbench` analyses one problem file for the importer. Nothing here runs in
 the parent process: this module imports torch and initialises CUDA.
 """
 
@@ -147,6 +147,16 @@ def inductor(payload: Dict[str, Any]) -> Dict[str, Any]:
     from .inductor_extract import extract
 
     return extract(payload)
+
+
+def import_kernelbench(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """One KernelBench-format problem analysed for ``kernelsynth-tools import-kernelbench``, in a
+    process forked from this worker with a time limit
+    (:func:`kernelsynth.importers.kernelbench.run_forked`, which documents ``payload`` and the
+    plain dict returned); the parent writes the task folder."""
+    from .importers.kernelbench import run_forked
+
+    return run_forked(payload)
 
 
 def profile(p) -> Dict[str, Any]:

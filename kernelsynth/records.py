@@ -12,7 +12,7 @@ import dataclasses
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from datasets import Features, Sequence, Value
 
@@ -135,9 +135,12 @@ def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return a / b if a and b else None
 
 
-def environment_text(hw: Hardware) -> str:
+def environment_text(hw: Hardware, draft: Optional[str] = None) -> str:
+    """The hardware the record was made on, one paragraph; untimed: ``draft`` (:func:`draft_text`,
+    default :data:`DRAFT`) first."""
     if hw.interpret:
-        return f"{DRAFT} No GPU: Triton {hw.triton} interpreter on CPU tensors (torch {hw.torch}, Python {hw.python})."
+        return (f"{draft or DRAFT} No GPU: CPU tensors, Triton kernels on Triton {hw.triton}'s interpreter (torch "
+                f"{hw.torch}, Python {hw.python}).")
     l2 = f", {hw.l2_bytes / 2**20:.0f} MiB L2" if hw.l2_bytes else ""
     text = (f"GPU: {hw.device_name} ({hw.arch}, {hw.sm_count} SMs{l2}), driver {hw.driver}, CUDA {hw.cuda_runtime}, "
             f"torch {hw.torch}, Triton {hw.triton}. Measured ceilings: device-to-device copy "
@@ -185,9 +188,26 @@ def _perf_text(o: Dict[str, Any]) -> str:
     return text
 
 
-#: The sentence an untimed (interpreter) record carries in every text field.
+#: The sentence an untimed (interpreter) record carries in every text field when every version
+#: ran on the Triton interpreter (:func:`draft_text` otherwise).
 DRAFT = ("Correctness-only draft: verified on the Triton interpreter without timings; no latency, bandwidth "
          "or ceiling was measured.")
+
+
+def draft_text(ran: Sequence[Tuple[str, str]] = ()) -> str:
+    """The sentence an untimed record carries in every text field, naming what ran each version:
+    ``ran`` is ``(version, what ran it)`` in trajectory order (a backend's ``cpu_run``:
+    ``"eager PyTorch on the CPU"``, ``"TorchInductor's generated C++ code on the CPU"``).
+    :data:`DRAFT` when every version ran on the Triton interpreter (or ``ran`` is empty)."""
+    by_what: Dict[str, List[str]] = {}
+    for version, what in ran:
+        by_what.setdefault(what, []).append(version)
+    if not by_what or list(by_what) == ["the Triton interpreter"]:
+        return DRAFT
+    parts = [f"{what} ({', '.join(vs)})" for what, vs in by_what.items()]
+    where = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f"Correctness-only draft: verified without timings on {where}; no latency, bandwidth or ceiling "
+            "was measured.")
 
 TOOLS = [{"type": "function", "function": {
     "name": TOOL_NAME,
@@ -211,7 +231,7 @@ def _measured(o: Dict[str, Any], v0_ms: Optional[float]) -> str:
     return f"{o['median_ms']:.4f} ms, {_perf_text(o)}, {_ratio(v0_ms, o['median_ms']):.2f}x v0"
 
 
-def tool_result(o: Dict[str, Any], comparison: str) -> Dict[str, Any]:
+def tool_result(o: Dict[str, Any], comparison: str, draft: str = DRAFT) -> Dict[str, Any]:
     """What the tool turn returns for one version: the observation's own numbers, nothing else
     (ms, GB/s, TFLOP/s, % of the measured ceilings, registers, spills); absent values left out."""
     out: Dict[str, Any] = {"version": o["version"], "config": json.loads(o["config"]), "verified": True,
@@ -222,7 +242,7 @@ def tool_result(o: Dict[str, Any], comparison: str) -> Dict[str, Any]:
             out[k] = o[k]
     if o["median_ms"] is None:
         out["timed"] = False
-        out["note"] = DRAFT
+        out["note"] = draft
     return out
 
 
@@ -231,14 +251,26 @@ def _message(role: str, content: str, name: Optional[str] = None, call: Optional
             [{"type": "function", "function": {"name": TOOL_NAME, "arguments": call}}]}
 
 
+def _cpu_run(o: Dict[str, Any], c: Any) -> str:
+    """What ran observation ``o``'s version on hw=cpu: its backend's ``cpu_run``; TorchInductor's
+    generated code named by the code it generated (``facts["codegen"]``)."""
+    facts = getattr(c, "facts", None)
+    if o.get("role") == "inductor" and isinstance(facts, dict) and facts.get("codegen"):
+        code = "Triton code on the Triton interpreter" if facts["codegen"] == "triton" else "C++ code on the CPU"
+        return f"TorchInductor's generated {code}"
+    return backends.get(c.backend).cpu_run
+
+
 def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key: Dict[str, Dict[str, Any]],
                  run_config: Dict[str, Any], system_prompt: str,
                  generated: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Render one accepted trajectory as a record matching :data:`FEATURES`.
 
-    Timed: the final version is the fastest verified one. Untimed (the interpreter): the last
-    version of the ladder, said so, and every text field says the record is a correctness-only
-    draft (:data:`DRAFT`) and names no ceiling or speedup. ``generated``: the run's
+    Timed: the final version is the fastest verified one. Untimed (hw=cpu): the last version of
+    the trajectory (the ladder's last, or TorchInductor's generated code after it), said so, and
+    every text field says the record is a correctness-only draft naming what ran each version
+    (:func:`draft_text`: :data:`DRAFT` for Triton kernels on the interpreter) and names no
+    ceiling or speedup. ``generated``: the run's
     :class:`kernelsynth.inductor.GeneratedCandidate` objects by observation name; an ``inductor``
     version's technique and rationale are written from their counted facts and its observation's
     work model (kernelsynth/inductor.py), and ``why`` says the code was generated and by what."""
@@ -257,6 +289,8 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             g = (generated or {})[o["name"]]
             made = dataclasses.replace(g, facts=dict(g.facts, bytes=o.get("bytes")))
             cand_by_version[o["version"]] = made
+    # what ran each version, said in every text field of an untimed record
+    draft = draft_text([(o["version"], _cpu_run(o, cand_by_version[o["version"]])) for o in chosen]) if not timed else DRAFT
     versions, lines, leader = [], [], None  # leader: the fastest version so far
     for i, o in enumerate(chosen):
         c = cand_by_version[o["version"]]
@@ -272,7 +306,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
             rationale = what + (f" Spec author's expectation (not a measurement): {expected} "
                                 f"Measured: {_measured(o, v0_ms)}." if expected else "")
         else:
-            rationale = what + " (" + DRAFT + ")"
+            rationale = what + " (" + draft + ")"
         versions.append({
             "version": c.version, "name": c.name, "technique": c.technique, "rationale": rationale,
             "code": candidate_code(c), "config": o["config"], "verdict": verdict, "median_ms": ms,
@@ -306,7 +340,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
     question = spec.question.format(dtype=dtype, timing_shape=shape_txt).strip() + \
         f"\n\nReference (PyTorch):\n```python\n{ref_code.strip()}\n```"
     if not timed:
-        question += f"\n\n({DRAFT})"
+        question += f"\n\n({draft})"
     trials = min(o["trials"] for o in chosen)
     best_c = cand_by_version[best["version"]]
     if timed:
@@ -322,9 +356,11 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
         if best.get("profile") == "ncu":
             answer += " " + claim(best)
     else:
-        answer = (f"{DRAFT} Final kernel: {best['version']} ({best_c.technique}), config {best['config']}, "
-                  f"chosen by ladder order (the last version of the ladder; every version verified), not by "
-                  f"speed: nothing was timed. Verified on {trials} trials.")
+        order = ("chosen by ladder order (the last version of the ladder; every version verified)" if best["role"] !=
+                 "inductor" else "chosen as the last version of the trajectory (TorchInductor's generated code follows "
+                 "the ladder's versions; every version verified)")
+        answer = (f"{draft} Final kernel: {best['version']} ({best_c.technique}), config {best['config']}, "
+                  f"{order}, not by speed: nothing was timed. Verified on {trials} trials.")
     answer_code = candidate_code(best_c)
     if timed:
         why = spec.why.strip() + (f" Measured here: {_ratio(v0_ms, best['median_ms']):.2f}x over the first "
@@ -332,7 +368,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
         if short_claim(best):
             why += f" Profiled ({best['version']}, one call): {short_claim(best)}."
     else:
-        why = (f"{DRAFT} The case shows {len(chosen)} versions of a kernel for {spec.name} ({dtype}) that "
+        why = (f"{draft} The case shows {len(chosen)} versions of a kernel for {spec.name} ({dtype}) that "
                f"agree with the reference on {trials} trials over fresh random inputs, ragged shapes included; "
                "it shows correctness, not performance. Run it on a GPU to measure the versions.")
     if made is not None:
@@ -341,13 +377,13 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
                 + made.rationale)
     trajectory_text = "\n\n".join(lines)
     if not timed:
-        trajectory_text = DRAFT + "\n\n" + trajectory_text
+        trajectory_text = draft + "\n\n" + trajectory_text
     fence = backends.get(best_c.backend).language
-    user = environment_text(hw) + "\n\n" + question
+    user = environment_text(hw, draft) + "\n\n" + question
     messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user},
                 {"role": "assistant", "content": trajectory_text + "\n\n" + answer + "\n\n```" + fence + "\n"
                  + answer_code.strip() + "\n```"}]
-    agent = agent_messages(spec, chosen, cand_by_version, system_prompt, user, answer, answer_code, fence, timed)
+    agent = agent_messages(spec, chosen, cand_by_version, system_prompt, user, answer, answer_code, fence, timed, draft)
     return {
         "id": f"{spec.name}-{dtype}-{hw.target}-{traj['trajectory_id'][:12]}",
         "task": spec.name, "category": spec.category, "backend": best_c.backend,
@@ -360,7 +396,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
                      "ceiling_methods": [{k: m.get(k) for k in ("ceiling", "method", "value", "unit", "detail", "error")}
                                          for m in hw.ceiling_methods],
                      "ceiling_note": ceiling_note(hw)},
-        "environment": environment_text(hw), "question": question, "trajectory": versions,
+        "environment": environment_text(hw, draft), "question": question, "trajectory": versions,
         "trajectory_text": trajectory_text, "answer": answer, "answer_code": answer_code, "why": why,
         "metrics": {"eager_ms": eager_ms, "compile_ms": compile_ms, "v0_ms": v0_ms,
                     "best_ms": best["median_ms"], "best_version": best["version"],
@@ -395,7 +431,7 @@ def build_record(spec: TaskSpec, hw: Hardware, traj: Dict[str, Any], obs_by_key:
 
 
 def agent_messages(spec: TaskSpec, chosen, cand_by_version, system_prompt: str, user: str, answer: str,
-                   answer_code: str, fence: str, timed: bool):
+                   answer_code: str, fence: str, timed: bool, draft: str = DRAFT):
     """The multi-turn form: for each version, an assistant turn that explains it and submits its code
     through a :data:`TOOL_NAME` call, then a tool turn with :func:`tool_result` of its observation;
     a last assistant turn gives the answer and the final code."""
@@ -409,12 +445,12 @@ def agent_messages(spec: TaskSpec, chosen, cand_by_version, system_prompt: str, 
         text = ""
         if prev is not None:
             text = (f"{prev['version']} measured {_measured(prev, v0_ms)}. " if timed else
-                    f"{prev['version']} verified on {prev['trials']} trials ({DRAFT}) ")
+                    f"{prev['version']} verified on {prev['trials']} trials ({draft}) ")
         text += f"{c.version}: {c.technique}. {what}"
         if expected and timed:
             text += f" Spec author's expectation (to be measured): {expected}"
         msgs.append(_message("assistant", text, call={"version": c.version, "code": candidate_code(c)}))
-        msgs.append(_message("tool", json.dumps(tool_result(o, spec.comparison), sort_keys=True), name=TOOL_NAME))
+        msgs.append(_message("tool", json.dumps(tool_result(o, spec.comparison, draft), sort_keys=True), name=TOOL_NAME))
         prev = o
     last = (f"{prev['version']} measured {_measured(prev, v0_ms)}. " if timed else "")
     msgs.append(_message("assistant", last + answer + "\n\n```" + fence + "\n" + answer_code.strip() + "\n```"))

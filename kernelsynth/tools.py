@@ -5,7 +5,7 @@ subcommands (each is one ``cmd_<name>`` function and one ``add_parser`` call in 
                                                        backends and ladder length
     kernelsynth-tools merge SWEEP_OR_RUN_DIR... [--out DIR]
     kernelsynth-tools publish RUN_OR_SWEEP_DIR --repo-id org/name [--public]
-    kernelsynth-tools import-kernelbench FILE_OR_FOLDER... --out SPECS_DIR
+    kernelsynth-tools import-kernelbench FILE_OR_FOLDER... --out SPECS_DIR [--timeout-s S] [--sandbox auto|on|off]
 
 User errors print one line (``kernelsynth-tools: error: ...``) and exit with status 2.
 """
@@ -85,7 +85,12 @@ def cmd_import_kernelbench(args: argparse.Namespace) -> int:
     exit status 1 when any problem could not be imported (each has its one-line reason)."""
     from .importers.kernelbench import import_all, print_table
 
-    reports = import_all(args.paths, args.out)
+    if args.timeout_s <= 0:
+        raise UserError(f"--timeout-s must be positive, got {args.timeout_s}")
+    if args.timing_budget_gib <= 0:
+        raise UserError(f"--timing-budget-gib must be positive, got {args.timing_budget_gib}")
+    reports = import_all(args.paths, args.out, timeout_s=args.timeout_s, sandbox=args.sandbox,
+                         timing_budget_bytes=int(args.timing_budget_gib * (1 << 30)))
     print_table(reports, args.out)
     return 0 if all(r.status == "imported" for r in reports) else 1
 
@@ -114,6 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_FOLDER",
                     help="problem .py files, or folders searched for them (level<N> folders give the level)")
     kb.add_argument("--out", type=Path, required=True, help="the specs folder the task folders go into")
+    kb.add_argument("--timeout-s", type=float, default=120.0, metavar="S",
+                    help="seconds one problem's analysis may take before it is stopped (default 120)")
+    kb.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
+                    help="run each problem's code in the bubblewrap sandbox of SECURITY.md: auto (when it works "
+                         "here, else unsandboxed and said so), on (refuse without it), off (default auto)")
+    kb.add_argument("--timing-budget-gib", type=float, default=16.0, metavar="GIB",
+                    help="the most GiB the timing shape's inputs, outputs and parameters may take; larger original "
+                         "sizes are scaled down and flagged (default 16)")
     kb.set_defaults(func=cmd_import_kernelbench)
     return p
 

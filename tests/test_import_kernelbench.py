@@ -5,6 +5,7 @@ needs a person (kernelsynth/importers/kernelbench.py)."""
 
 import json
 import math
+import time
 
 import pytest
 import torch
@@ -243,3 +244,142 @@ def test_a_long_row_sum_gets_the_float32_summation_bound_as_atol(imported):
     assert bad(sequential, tol) == bad(x.sum(-1, keepdim=True), tol) == 0
     assert bad(torch.zeros_like(want), tol) > 0.99 * want.numel()
     assert "zeros-pass" not in _flags(reps["kb_l1_2_rowsum"])
+
+
+# ------------------------------------------------------------------------------------------------
+# session 11 review (new user + attacker): the importer ran problem files in its own process
+def _problem(body: str, consts: str = "n = 64\nm = 48\n", inputs: str = "[torch.randn(n, m)]", init: str = "[]",
+             head: str = "") -> str:
+    return (f"import torch\nimport torch.nn as nn\n{head}\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+            f"        super().__init__()\n\n    def forward(self, x):\n{body}\n\n{consts}\n\ndef get_inputs():\n"
+            f"    return {inputs}\n\n\ndef get_init_inputs():\n    return {init}\n")
+
+
+HOSTILE = {
+    "1_ExitsInGetInputs.py": _problem("        return x * 2", inputs="__import__('sys').exit(3)"),
+    "2_OsExitAtImport.py": _problem("        return x * 2", head="import os\nos._exit(7)"),
+    "3_HangsInForward.py": _problem("        while True:\n            __import__('time').sleep(1)"),
+    "4_SegfaultInInit.py": _problem("        return x * 2", init="[__import__('ctypes').string_at(0)]"),
+    "5_RaisesInInit.py": _problem("        return x * 2", init="[{}['missing']]"),
+    "6_RaisesInGetInputs.py": _problem("        return x * 2", inputs="[torch.randn(n, m), 1 / 0]"),
+    "7_NumpyInputs.py": _problem("        return torch.relu(x) + 1.0", head="import numpy as np",
+                                 inputs="[torch.from_numpy(np.random.randn(n, m).astype('float32'))]"),
+    "8_NormKeepdim.py": _problem("        return x / x.norm(p=2, dim=1, keepdim=True)", consts="n = 16\nm = 16384\n"),
+    "9_HugeTiming.py": _problem("        return x * 2", consts="n = 65536\nm = 65536\n"),
+    "12_PythonRandomInputs.py": _problem("        return x + 1", inputs="[torch.randn(n, m) + __import__('random').random()]"),
+    # a forged result on the child's pipe: a spec whose candidate is a file of the importer's machine
+    "11_ForgesItsResult.py": _problem("        return x", head=(
+        "import json, os\nfrom kernelsynth.importers import kernelbench as k\n"
+        "spec = 'reference: reference.py\\ncandidates:\\n- {version: v0, file: /etc/hostname}\\n'\n"
+        "files = {'reference.py': '', 'kernels/v0_eager.py': '', 'spec.yaml': spec}\n"
+        "os.write(k._STAGE['fd'], b'R ' + json.dumps({'reason': None, 'files': files}).encode() + b'\\n')\n"
+        "os._exit(0)")),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """One import of problems that exit, crash, hang or raise, beside ones that import (one of them
+    writes a canary file at every execution of its module code), with a 5 s limit per problem."""
+    folder = tmp_path_factory.mktemp("hostile")
+    canary = tmp_path_factory.mktemp("canary") / "written_by_a_problem"
+    for name, text in HOSTILE.items():
+        (folder / name).write_text(text)
+    write = f"import os\nos.makedirs({str(canary.parent)!r}, exist_ok=True)\nopen({str(canary)!r}, 'a').write('x')"
+    (folder / "10_WritesACanary.py").write_text(_problem("        return x - 1", head=write))
+    out = tmp_path_factory.mktemp("hostile_specs")
+    start = time.monotonic()
+    reports = import_all([folder], out, timeout_s=5)  # each other problem takes < 0.5 s here
+    return out, {r.task: r for r in reports}, canary, time.monotonic() - start
+
+
+def test_a_problem_that_exits_crashes_hangs_or_raises_gets_a_one_line_reason_naming_where(hostile):
+    out, reps, canary, wall = hostile
+    reason = {t: r.reason for t, r in reps.items() if r.status != "imported"}
+    assert reason == {
+        "kb_l0_1_exitsingetinputs": "get_inputs() called sys.exit(3)",
+        "kb_l0_2_osexitatimport": "the problem's process exited with code 7 in the module code before its result "
+                                  "(os._exit or a crash)",
+        "kb_l0_3_hangsinforward": "no result within 5 s (--timeout-s), in Model.forward: stopped",
+        "kb_l0_4_segfaultininit": "the problem's process was killed by signal 11 (SIGSEGV) in get_init_inputs()",
+        "kb_l0_5_raisesininit": "get_init_inputs() raised KeyError: 'missing' (at the problem's own sizes, on the meta "
+                                "device)",
+        "kb_l0_6_raisesingetinputs": "get_inputs() raised ZeroDivisionError: division by zero (at the problem's own "
+                                     "sizes, on the meta device)",
+        "kb_l0_11_forgesitsresult": "the import worker sent a task folder that names candidate files other than "
+                                    "kernels/v0_eager.py in its spec: not written",
+    }, reason
+    # the others imported, in the same batch
+    assert {t for t, r in reps.items() if r.status == "imported"} == {
+        "kb_l0_7_numpyinputs", "kb_l0_8_normkeepdim", "kb_l0_9_hugetiming", "kb_l0_10_writesacanary",
+        "kb_l0_12_pythonrandominputs"}
+    assert wall < 90, wall  # the hang cost its 5 s, not the batch
+    assert reps["kb_l0_3_hangsinforward"].seconds < 30 and reps["kb_l0_9_hugetiming"].seconds < 5
+    report = json.loads((out / "import_report.json").read_text())
+    assert report["sandbox"].startswith("sandbox: bubblewrap") and report["timeout_s"] == 5
+    # the canary problem's module code ran many times (every perturbation), each time inside the sandbox:
+    # its private /tmp took the writes, the real one has none
+    assert not canary.exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["import_report.json", "kb_l0_7_numpyinputs", "kb_l0_8_normkeepdim", "kb_l0_9_hugetiming",
+         "kb_l0_10_writesacanary", "kb_l0_12_pythonrandominputs"])
+
+
+def test_numpy_inputs_are_seeded_from_the_generator_and_not_taken_for_training_mode(hostile):
+    """Inputs drawn with np.random differed between the importer's two draws (eval, then train
+    mode): the problem was flagged training-mode without any BatchNorm or Dropout."""
+    out, reps, *_ = hostile
+    rep = reps["kb_l0_7_numpyinputs"]
+    # main flagged it training-mode and reference-fails-tolerance (float64 and float32 runs met other inputs)
+    assert not {"training-mode", "unseeded-inputs", "reference-fails-tolerance"} & _flags(rep), rep.flags
+    assert not any(d["what"] == "mode" for d in rep.decisions)
+    assert {t for t, r in reps.items() if "unseeded-inputs" in _flags(r)} == {"kb_l0_12_pythonrandominputs"}
+    ref = import_file(out / "kb_l0_7_numpyinputs" / "reference.py")
+    shape, cpu = {"n": 5, "m": 7}, torch.device("cpu")
+    a, b, c = (ref.get_inputs(shape, torch.float32, cpu, torch.Generator().manual_seed(s))[0] for s in (3, 3, 4))
+    assert a.shape == (5, 7) and torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_a_keepdim_reduction_inside_the_model_is_a_reduced_dim_kept_long(hostile):
+    """x / x.norm(dim=1, keepdim=True): the output keeps m, but the norm's output holds it at 1;
+    m was taken for a plain size and verified at m = 37, 9 and 1."""
+    out, reps, *_ = hostile
+    rep = reps["kb_l0_8_normkeepdim"]
+    assert _decision(rep, "dim m reduced")["choice"] == "yes (keepdim)"
+    spec = load_spec(out / "kb_l0_8_normkeepdim" / "spec.yaml")
+    assert sorted(s["m"] for s in spec.verify_shapes) == [517, 1031, 4099], spec.verify_shapes  # was 1, 9, 37
+    assert "reduced with keepdim" in _decision(rep, "category")["evidence"]
+
+
+def test_a_huge_timing_shape_is_flagged_with_bytes_and_scaled_to_the_budget(hostile, imported):
+    out, reps, *_ = hostile
+    rep = reps["kb_l0_9_hugetiming"]
+    [msg] = [f["message"] for f in rep.flags if f["kind"] == "large-timing-shape"]
+    assert "inputs of 17179869184 bytes (17.18 GB)" in msg and "scaled down to 32768x65536" in msg, msg
+    spec = load_spec(out / "kb_l0_9_hugetiming" / "spec.yaml")
+    assert spec.timing_shape == {"n": 32768, "m": 65536}
+    assert spec.work_model(spec.timing_shape, "float32")["bytes"] <= 16 << 30
+    # within the budget: kept, flagged with its bytes (flip2d's 32768 x 16384 float32: 2 GiB in, 2 GiB out)
+    _, kb = imported
+    [msg] = [f["message"] for f in kb["kb_l1_12_flip"].flags if f["kind"] == "large-timing-shape"]
+    assert "inputs of 2147483648 bytes" in msg and "kept" in msg
+    assert "large-timing-shape" not in _flags(kb["kb_l1_5_matmul"])
+
+
+def test_bfloat16_left_out_is_a_flag_with_its_evidence(imported):
+    """relu(x) * 1.5 - 0.25 in eager bfloat16 rounds after each operator: near the zero crossing
+    it misses the bfloat16 tolerance, which one rounding of the exact answer meets."""
+    out, reps = imported
+    [msg] = [f["message"] for f in reps["kb_l1_1_scaledrelu"].flags if f["kind"] == "bfloat16-left-out"]
+    assert "times the allowed error" in msg and "rounded once to bfloat16" in msg and "v0 (eager)" in msg
+    assert load_spec(out / "kb_l1_1_scaledrelu" / "spec.yaml").dtypes == ["float32"]
+
+
+def test_the_reference_header_names_the_file_as_the_user_passed_it(imported):
+    out, _ = imported
+    text = (out / "kb_l1_1_scaledrelu" / "reference.py").read_text()
+    assert text.startswith("# Imported by `kernelsynth-tools import-kernelbench` from kernelbench/level1/1_ScaledRelu.py "
+                           "(a problem in KernelBench's format).")
+    assert str(ROOT) not in text and str(ROOT) not in (out / "kb_l1_1_scaledrelu" / "spec.yaml").read_text()
+    spec = load_spec(out / "kb_l1_1_scaledrelu" / "spec.yaml")
+    assert "a problem in KernelBench's format, 1_ScaledRelu.py" in spec.question and "KernelBench problem" not in spec.question

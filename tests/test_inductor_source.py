@@ -174,3 +174,25 @@ def test_sizes_inductor_kept_constant_reject_other_shapes_in_one_line(tmp_path):
         mod.ModelNew(model(7))(torch.ones(3, 7))
     assert str(e.value) == ("TorchInductor specialised this code to ln.weight of size 5 at dim 0 (compiled at "
                             "{'hidden': 5}); this call has 7: no general candidate, inductor keeps that size a constant")
+
+
+def test_an_untimed_imported_record_says_what_ran_each_version(runs):
+    """Session 11 review: the hw=cpu record of v0 eager -> inductor said "verified on the Triton
+    interpreter" (nothing ran there: eager PyTorch and inductor's C++ ran on the CPU) and "chosen by
+    ladder order" (inductor is not in the ladder), and called the user's file a "KernelBench problem"."""
+    from kernelsynth.records import DRAFT, draft_text
+
+    result, _ = runs[IMPORTED]
+    records = [r for f in sorted((result.dataset_dir / "data").glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    [rec] = [r for r in records if r["trajectory"][-1]["version"] == "inductor"]
+    draft = draft_text([("v0", "eager PyTorch on the CPU"), ("inductor", "TorchInductor's generated C++ code on the CPU")])
+    assert draft == ("Correctness-only draft: verified without timings on eager PyTorch on the CPU (v0) and TorchInductor's "
+                     "generated C++ code on the CPU (inductor); no latency, bandwidth or ceiling was measured.")
+    texts = [rec[f] for f in ("environment", "question", "trajectory_text", "answer", "why")] + [
+        v["rationale"] for v in rec["trajectory"]] + [m["content"] for m in rec["messages"] if m["role"] != "system"]
+    for text in texts:
+        assert draft in text and DRAFT not in text, text[:300]
+    assert "chosen by ladder order" not in rec["answer"] and "chosen as the last version of the trajectory" in rec["answer"]
+    assert "KernelBench problem" not in rec["question"] and "a problem in KernelBench's format" in rec["question"]
+    assert str(FIXTURES) not in rec["question"] and "from 1_ScaledRelu.py" in rec["question"]
+    assert draft_text([("v0", "the Triton interpreter"), ("v1", "the Triton interpreter")]) == DRAFT

@@ -67,6 +67,8 @@ class Backend:
     screened: bool = True
     #: the language of the record's code block
     language: str = "python"
+    #: what runs its candidates on hw=cpu, as an untimed record says it ("verified with ...")
+    cpu_run: str = "the Triton interpreter"
     #: spec candidates carry a ``launch`` block (kernel, grid, block, args), validated by the spec loader
     launch: bool = False
     #: the task must declare its ``interface`` (the dims of every tensor) for these candidates

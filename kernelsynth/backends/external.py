@@ -10,6 +10,7 @@ from . import Backend
 
 class ExternalBackend(Backend):
     name = "external"
+    cpu_run = "the CPU (its Triton kernels on the Triton interpreter)"
     in_specs = False
 
 

@@ -29,6 +29,7 @@ def _own(module) -> Dict[str, Any]:
 
 class InductorBackend(Backend):
     name = "inductor"
+    cpu_run = "TorchInductor's generated C++ code on the CPU"  # on a CPU device inductor writes C++/OpenMP
     in_specs = False  # made by the inductor source, never named by a spec
 
     def load(self, file: str):

@@ -10,6 +10,7 @@ from . import Backend
 
 class TorchBackend(Backend):
     name = "torch"
+    cpu_run = "eager PyTorch on the CPU"
 
 
 BACKEND = TorchBackend()

@@ -7,8 +7,10 @@ set to other values (names computed from them, such as ``bias_shape = (out_chann
 follow, because their assignments run again). While the original ``get_inputs()`` runs, the name
 ``torch`` in that namespace is a proxy whose random functions (``randn``, ``rand``, ``randint``,
 ``randn_like``, ...) draw from the harness's generator on its device, and whose factories create on
-that device; everything else is torch itself. Floating-point inputs are then cast to the dtype
-under test; integer ones (class targets, indices) keep their dtype.
+that device; everything else is torch itself. ``numpy`` is a proxy too when a generator is given
+(:class:`NumpyProxy`): ``np.random``'s draws come from a ``RandomState`` seeded from that
+generator, so inputs drawn with numpy are reproducible like torch's. Floating-point inputs are
+then cast to the dtype under test; integer ones (class targets, indices) keep their dtype.
 
 Nothing in torch's own namespace is changed (the proxy lives only in the re-executed namespace).
 """
@@ -209,10 +211,20 @@ class ProblemSource:
         ``from torch import ...``) bound to a :class:`TorchProxy` drawing from ``generator`` and
         creating tensors on ``device``."""
         proxy = TorchProxy(device, generator)
+        nproxy = NumpyProxy(generator)
 
         def _import(name, globals=None, locals=None, fromlist=(), level=0):
             mod = builtins.__import__(name, globals, locals, fromlist, level)
-            return proxy if mod is torch and level == 0 and (name == "torch" or not fromlist) else mod
+            if level == 0 and mod is torch and (name == "torch" or not fromlist):
+                return proxy
+            if level == 0 and name.split(".")[0] == "numpy" and nproxy.usable:
+                if not fromlist:  # import numpy / import numpy.random as npr: the top package
+                    return nproxy
+                if name == "numpy":  # from numpy import random
+                    return nproxy
+                if name == "numpy.random":  # from numpy.random import randn
+                    return nproxy.random
+            return mod
 
         ns: Dict[str, Any] = {"__name__": "kb_problem", "__file__": self.filename,
                               "__builtins__": dict(vars(builtins), __import__=_import)}
@@ -222,7 +234,12 @@ class ProblemSource:
     def inputs(self, values: Dict[str, int], dtype: Optional[torch.dtype], device, generator) -> List[Any]:
         """The original ``get_inputs()`` at ``values``; floating-point tensors cast to ``dtype``
         (None: kept), integer and bool tensors and non-tensors unchanged."""
-        out = list(self.namespace(values, device, generator)["get_inputs"]())
+        return self.cast(list(self.namespace(values, device, generator)["get_inputs"]()), dtype, device)
+
+    @staticmethod
+    def cast(out: List[Any], dtype: Optional[torch.dtype], device) -> List[Any]:
+        """``get_inputs()``'s list moved to ``device`` (None: kept) with floating-point tensors
+        cast to ``dtype`` (None: kept)."""
         if device is not None:
             out = [x.to(device) if isinstance(x, torch.Tensor) else x for x in out]
         return [x.to(dtype) if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point() else x
@@ -274,6 +291,61 @@ class TorchProxy(types.ModuleType):
             target = torch.zeros if name == "empty" else fn
             return lambda *a, **kw: target(*a, **self._kw(kw, False))
         return fn
+
+
+class NumpyProxy(types.ModuleType):
+    """``numpy`` for a re-executed problem: ``numpy.random`` is a ``numpy.random.RandomState``
+    seeded from the harness's generator (one int drawn from it, ``torch.randint(0, 2**31 - 1)``
+    on its device, at the first use), so that inputs drawn with ``np.random.randn`` are the same for the same
+    generator state, as torch's draws are; ``np.random.default_rng()`` without a seed takes the
+    same seed. Everything else is numpy's. Without a generator (the problem's own ``get_inputs``
+    semantics) it is numpy itself."""
+
+    def __init__(self, generator):
+        super().__init__("numpy")
+        self._gen = generator
+        try:
+            import numpy
+        except ImportError:  # no numpy: the problem's own import fails as it would anyway
+            numpy = None
+        self._np = numpy
+        self._random = None
+
+    @property
+    def usable(self) -> bool:
+        return self._np is not None and self._gen is not None
+
+    @property
+    def random(self):
+        if self._random is None:
+            # on the generator's own device (the harness draws GPU inputs from a CUDA generator)
+            seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=self._gen, device=self._gen.device))
+            self._random = _SeededNumpyRandom(self._np, seed)
+        return self._random
+
+    def __getattr__(self, name):
+        return getattr(self._np, name)
+
+
+class _SeededNumpyRandom(types.ModuleType):
+    """``numpy.random`` with its module-level draws (``randn``, ``rand``, ``randint``, ``normal``,
+    ``uniform``, ...) made by one seeded ``RandomState``; ``default_rng()`` without a seed seeded
+    alike; everything else (``Generator``, ``RandomState``, ``default_rng(seed)``) numpy's."""
+
+    def __init__(self, np, seed: int):
+        super().__init__("numpy.random")
+        self._mod, self._seed, self._state = np.random, seed, np.random.RandomState(seed)
+
+    def default_rng(self, seed=None):
+        return self._mod.default_rng(self._seed if seed is None else seed)
+
+    def seed(self, seed=None):
+        self._state.seed(seed)
+
+    def __getattr__(self, name):
+        if hasattr(self._state, name) and not name.startswith("_"):
+            return getattr(self._state, name)
+        return getattr(self._mod, name)
 
 
 def adapter(dims: Dict[str, List[str]], lines: Tuple[int, int]) -> str:

@@ -33,8 +33,22 @@ small verify shapes (values):
   odd (ragged), reduced dims kept long, within a work budget.
 - **checks on the CPU** at the verify shapes: whether an all-zeros or a bfloat16-precision
   answer would pass (flagged), whether eager bfloat16 meets the bfloat16 tolerance (else the
-  dtype is left out), whether train and eval mode differ (BatchNorm, Dropout: the harness runs
-  modules in eval mode; flagged, and stated in the spec as ``mode: eval``).
+  dtype is left out, flagged ``bfloat16-left-out`` with the worst element), whether train and
+  eval mode differ on one draw of the inputs (BatchNorm, Dropout: the harness runs modules in
+  eval mode; flagged, and stated in the spec as ``mode: eval``), whether two draws of the inputs
+  from one generator state agree (else ``unseeded-inputs``).
+- **reduced dims**: reduced away (in no output shape) or with ``keepdim`` (a reduction operator's
+  output holds the axis at 1 while its input grows with the dim); kept long in verify shapes.
+- **timing shape**: flagged ``large-timing-shape`` (bytes) past 1 GiB of inputs, outputs and
+  parameters; scaled down past the budget (``--timing-budget-gib``), said so.
+
+Isolation: the importer's process runs none of the problem's code. :func:`import_all` starts one
+worker in the sandbox (kernelsynth/sandbox.py, ``--out`` hidden); for each problem the worker
+forks a process (:func:`run_forked`) that runs :func:`analyse` and is killed after
+``--timeout-s`` seconds; the files and report come back as plain data and the importer writes
+them. The problem's code is called through :func:`_call`, which names it in the one-line reason
+of a failure (``get_inputs() raised ...``, ``get_init_inputs() called sys.exit(3)``) and in the
+reason of a crash or a hang (reported on a pipe before each call).
 """
 
 from __future__ import annotations
@@ -42,8 +56,12 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import re
+import select
 import shutil
+import signal
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -72,6 +90,16 @@ REDUCTION_OPS = {
 #: Work budgets of the listed verify shapes (GPU run) and of the interpreter shapes (hw=cpu).
 VERIFY_BUDGET = {"flops": 1e8, "elements": 1 << 20}
 INTERPRET_BUDGET = {"flops": 2e7, "elements": 1 << 15}
+#: Bytes of the timing shape's inputs, outputs and parameters past which the report flags it
+#: (``large-timing-shape``), and the default budget past which the timing shape is scaled down
+#: (``--timing-budget-gib``): the harness holds several copies at the timing shape (a float64
+#: reference among them), so 16 GiB of float32 tensors need several times that on the GPU.
+LARGE_TIMING_BYTES = 1 << 30
+TIMING_BUDGET_BYTES = 16 << 30
+#: The most floating-point elements (inputs, outputs, parameters) a check on the CPU runs at:
+#: the summation bound's statistics at the timing shape are taken with the dims that are not
+#: reduced made smaller until within it (the rows, whose length sets the bound, keep theirs).
+CPU_ELEMENTS = 1 << 26
 #: Grid points a formula fit may measure (each is one traced forward on the meta device).
 MAX_GRID = 512
 LICENSE_NOTE = ("License: to be stated by the user who imports it (KernelBench's own problems are MIT-licensed, "
@@ -80,6 +108,82 @@ LICENSE_NOTE = ("License: to be stated by the user who imports it (KernelBench's
 
 class ImportFailure(Exception):
     """A problem that cannot be imported; the message is its one-line reason."""
+
+
+class ProblemExit(BaseException):
+    """The problem's code called ``sys.exit`` (or raised KeyboardInterrupt): the whole problem
+    fails with this one-line reason, whatever value was being tried (not evidence about a value)."""
+
+
+#: Where the problem's code runs: set by :func:`_call` and sent to the process that watches the
+#: analysis (:func:`run_forked`), so that a crash, an ``os._exit`` or a hang names the function.
+_STAGE = {"fd": None, "now": "the importer's analysis"}
+
+
+def _stage(where: str) -> None:
+    _STAGE["now"] = where
+    fd = _STAGE["fd"]
+    if fd is not None:
+        try:
+            os.write(fd, b"S " + where.encode() + b"\n")
+        except OSError:
+            pass
+
+
+def _one_line(e: BaseException, n: int = 160) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:n]}" if text else type(e).__name__
+
+
+def _call(where: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, the problem's own code, named ``where`` (``get_inputs()``,
+    ``get_init_inputs()``, ``Model(*get_init_inputs())``, ``Model.forward``, ``the module code``):
+    an exception it raises becomes :class:`ImportFailure` naming ``where``; ``sys.exit`` becomes
+    :class:`ProblemExit`."""
+    _stage(where)
+    try:
+        out = fn(*args, **kwargs)
+    except (ImportFailure, ProblemExit):
+        raise
+    except SystemExit as e:
+        raise ProblemExit(f"{where} called sys.exit({e.code!r})") from None
+    except KeyboardInterrupt:
+        raise ProblemExit(f"{where} raised KeyboardInterrupt") from None
+    except Exception as e:  # noqa: BLE001 - the evidence, attributed
+        raise ImportFailure(f"{where} raised {_one_line(e)}") from None
+    _stage("the importer's analysis")
+    return out
+
+
+def _namespace(src: ProblemSource, values, device=None, generator=None) -> Dict[str, Any]:
+    """``src.namespace(...)`` with the problem's functions attributed (:func:`_call`)."""
+    ns = _call("the module code", src.namespace, values, device, generator)
+    for name in ("get_inputs", "get_init_inputs", "Model"):
+        if not callable(ns.get(name)):
+            raise ImportFailure(f"the module code defines no callable {name}")
+    return ns
+
+
+def _inputs(ns, dtype, device) -> List[Any]:
+    got = _call("get_inputs()", ns["get_inputs"])
+    if not isinstance(got, (list, tuple)):
+        raise ImportFailure(f"get_inputs() returned {type(got).__name__}, not a list")
+    return ProblemSource.cast(list(got), dtype, device)
+
+
+def _init_inputs(ns) -> List[Any]:
+    got = _call("get_init_inputs()", ns["get_init_inputs"])
+    if not isinstance(got, (list, tuple)):
+        raise ImportFailure(f"get_init_inputs() returned {type(got).__name__}, not a list")
+    return list(got)
+
+
+def _model(ns, init):
+    return _call("Model(*get_init_inputs())", ns["Model"], *init)
+
+
+def _forward(model, inputs):
+    return _call("Model.forward", model, *inputs)
 
 
 @dataclass
@@ -93,6 +197,8 @@ class Measured:
     flops: int
     ops: List[str]
     no_formula: List[str]
+    #: each call of a :data:`REDUCTION_OPS` operator: (name, its first tensor's shape, its outputs' shapes)
+    reductions: List[Tuple[str, Tuple[int, ...], List[Tuple[int, ...]]]] = field(default_factory=list)
 
     def axes(self, trace: bool = True):
         groups = [("input", self.inputs), ("output", self.outputs), ("param", self.params)]
@@ -110,6 +216,10 @@ class Measured:
 
     def largest(self) -> int:
         return max([math.prod(s) for s, _ in self.inputs + self.outputs] or [0])
+
+    def tensor_bytes(self, which=("inputs", "outputs", "params")) -> int:
+        """Bytes of the listed tensors in their own dtypes."""
+        return sum(math.prod(s) * _itemsize(d) for w in which for s, d in getattr(self, w))
 
 
 def _itemsize(d: torch.dtype) -> int:
@@ -138,8 +248,10 @@ class Probe:
         if key not in self._cache:
             try:
                 self._cache[key] = self._run(values)
-            except Exception as e:  # noqa: BLE001 - any failure is evidence (the value breaks the model)
-                self._cache[key] = ImportFailure(f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+            except ImportFailure as e:  # any failure is evidence (the value breaks the model), named by where
+                self._cache[key] = e
+            except Exception as e:  # noqa: BLE001 - the importer's own tracing
+                self._cache[key] = ImportFailure(_one_line(e))
         res = self._cache[key]
         if isinstance(res, ImportFailure):
             raise res
@@ -157,14 +269,15 @@ class Probe:
         from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
         meta = torch.device("meta")
-        ns = self.source.namespace(values, meta, None)
-        init = list(ns["get_init_inputs"]())
-        inputs = list(ns["get_inputs"]())
-        inputs = [x.to(meta) if isinstance(x, torch.Tensor) else x for x in inputs]
+        ns = _namespace(self.source, values, meta, None)
+        init = _init_inputs(ns)
+        inputs = _inputs(ns, None, meta)
         with torch.device(meta):
-            model = ns["Model"](*init)
+            model = _model(ns, init)
+        if not isinstance(model, torch.nn.Module):
+            raise ImportFailure(f"Model(*get_init_inputs()) made a {type(model).__name__}, not an nn.Module")
         model.eval()
-        trace, ops, no_formula = [], [], []
+        trace, ops, no_formula, reductions = [], [], [], []
 
         class Recorder(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -174,18 +287,22 @@ class Probe:
                 if func.overloadpacket not in flop_registry:
                     no_formula.append(name)
                 trace.extend(tuple(t.shape) for t in _leaves(out))
+                if name in REDUCTION_OPS:
+                    first = _leaves(list(args))
+                    if first:
+                        reductions.append((name, tuple(first[0].shape), [tuple(t.shape) for t in _leaves(out)]))
                 return out
 
         counter = FlopCounterMode(display=False)
         with torch.no_grad(), counter, Recorder():
-            out = model(*inputs)
+            out = _forward(model, inputs)
         outs = _leaves(out)
         if not outs:
-            raise ImportFailure("forward returned no tensor")
+            raise ImportFailure("Model.forward returned no tensor")
         tensors = lambda ts: [(tuple(t.shape), t.dtype) for t in ts]  # noqa: E731
         params = list(model.parameters()) + list(model.buffers())
         return Measured(tensors(_leaves(inputs)), tensors(outs), tensors(params), trace, int(counter.get_total_flops()),
-                        ops, no_formula)
+                        ops, no_formula, reductions)
 
 
 @dataclass
@@ -196,6 +313,8 @@ class Dim:
     multiple_of: int = 1
     minimum: int = 1
     reduced: bool = False
+    #: how it is reduced: "away" (in no output shape) or "keepdim" (a reduction's output keeps it at size 1)
+    reduced_how: str = ""
     atoms: List[Atom] = field(default_factory=list)
     runs: List[int] = field(default_factory=list)
 
@@ -223,6 +342,8 @@ class Report:
     reason: Optional[str] = None
     decisions: List[Dict[str, str]] = field(default_factory=list)
     flags: List[Dict[str, str]] = field(default_factory=list)
+    #: wall seconds of the problem's analysis (its worker job), None when it did not run
+    seconds: Optional[float] = None
 
     def decide(self, what: str, choice: Any, evidence: str):
         self.decisions.append({"what": what, "choice": str(choice), "evidence": evidence})
@@ -332,9 +453,31 @@ def find_dims(src: ProblemSource, probe: Probe, base: Measured, rep: Report) -> 
         name = _dim_name(keys[0], taken)
         taken.add(name)
         d = Dim(name, keys, v, multiple_of=mult)
-        d.reduced = not any(_changes(base, r)["outputs"] for r in runs.values())
+        if not any(_changes(base, r)["outputs"] for r in runs.values()):
+            d.reduced, d.reduced_how = True, "away"
+        elif _kept_at_one(base, runs):
+            d.reduced, d.reduced_how = True, "keepdim"
         dims.append(d)
     return dims
+
+
+def _kept_at_one(base: Measured, runs: Dict[int, Measured]) -> bool:
+    """A reduction operator (:data:`REDUCTION_OPS`) whose first tensor's extent along some axis
+    changes with the constant while an output of the same rank keeps that axis at size 1, at
+    the original value and a perturbed one: the constant is reduced with ``keepdim=True``
+    (``x / x.norm(dim=1, keepdim=True)``, a mean kept for broadcasting), even when the model's
+    own output keeps the full extent."""
+    for r in runs.values():
+        if [n for n, *_ in r.reductions] != [n for n, *_ in base.reductions]:
+            continue
+        for (_, i0, o0), (_, i1, o1) in zip(base.reductions, r.reductions):
+            if len(i0) != len(i1) or i0 == i1:
+                continue
+            axes = [a for a in range(len(i0)) if i0[a] != i1[a]]
+            for s0, s1 in zip(o0, o1):
+                if len(s0) == len(i0) and s0 == s1 and all(s0[a] == 1 for a in axes):
+                    return True
+    return False
 
 
 def _perturb(probe: Probe, base: Measured, keys: List[str], v: int):
@@ -512,21 +655,46 @@ def make_shapes(probe, dims, base_values, targets: Sequence[Tuple[int, int]], bu
 
 
 # --------------------------------------------------------------------------- checks on the CPU
-def _cpu_outputs(src: ProblemSource, values, dtype, ref_dtype=None, train=False, seed=0):
+def _cpu_inputs(src: ProblemSource, values, dtype, seed=0) -> List[Any]:
+    """``get_inputs()`` at ``values`` on the CPU, drawn from a generator seeded ``seed`` (torch's
+    and numpy's draws alike, kernelsynth/importers/kbsource.py), floating tensors in ``dtype``."""
+    cpu = torch.device("cpu")
+    return _inputs(_namespace(src, values, cpu, torch.Generator().manual_seed(seed)), dtype, cpu)
+
+
+def _cpu_outputs(src: ProblemSource, values, dtype, ref_dtype=None, train=False, seed=0, inputs=None):
     """The model's outputs on the CPU at ``values``: built after torch.manual_seed(42) as the
     harness does, in ``dtype`` (parameters and floating inputs), then evaluated in ``ref_dtype``
-    (None: ``dtype``), in eval mode unless ``train``."""
-    gen = torch.Generator().manual_seed(seed)
-    inputs = src.inputs(values, dtype, torch.device("cpu"), gen)
-    ns = src.namespace(values)
+    (None: ``dtype``), in eval mode unless ``train``. ``inputs``: ``get_inputs()``'s list to use
+    (else drawn with ``seed``)."""
+    if inputs is None:
+        inputs = _cpu_inputs(src, values, dtype, seed)
+    inputs = ProblemSource.cast(list(inputs), dtype, None)
+    ns = _namespace(src, values)
     torch.manual_seed(42)
-    model = ns["Model"](*ns["get_init_inputs"]()).to(dtype)
+    model = _model(ns, _init_inputs(ns)).to(dtype)
     if ref_dtype is not None:
         model = model.to(ref_dtype)
         inputs = [x.to(ref_dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
     model.train(train)
     with torch.no_grad():
-        return _leaves(model(*inputs))
+        return _leaves(_forward(model, inputs))
+
+
+def _worst(outs, refs, tol) -> Tuple[float, float, float]:
+    """``(ratio, error, reference value)`` of the element whose error uses the most of the
+    tolerance ``atol + rtol * |ref|`` (ratio > 1: it fails)."""
+    best = (0.0, 0.0, 0.0)
+    for o, r in zip(outs, refs):
+        if not o.numel():
+            continue
+        o, r = o.double().flatten(), r.double().flatten()
+        err = (o - r).abs()
+        ratio = err / (tol["atol"] + tol["rtol"] * r.abs())
+        i = int(torch.nan_to_num(ratio, nan=float("inf")).argmax())
+        if float(ratio[i]) > best[0] or math.isnan(float(ratio[i])):
+            best = (float(ratio[i]), float(err[i]), float(r[i]))
+    return best
 
 
 def _passes(outs, refs, tol) -> bool:
@@ -559,7 +727,9 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
         if "bfloat16" in tolerance:
             ref16 = _cpu_outputs(src, vals(s), torch.bfloat16, torch.float64)
             if not _passes(low, ref16, tolerance["bfloat16"]):
-                bf16_bad.append(label)
+                once = [r.to(torch.bfloat16) if r.is_floating_point() else r for r in ref16]
+                bf16_bad.append((label, _worst(low, ref16, tolerance["bfloat16"]),
+                                 _worst(once, ref16, tolerance["bfloat16"])))
     ev = lambda pairs: ", ".join(f"{lb}: {'passes' if ok else 'fails'}" for lb, ok in pairs)  # noqa: E731
     rep.decide("check: all-zeros answer vs the float32 tolerance", "fails" if not all(ok for _, ok in zeros) else "PASSES",
                ev(zeros))
@@ -577,8 +747,16 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
     kept = list(dtypes)
     if bf16_bad and "bfloat16" in kept:
         kept.remove("bfloat16")
-        rep.decide("dtype bfloat16", "left out", f"eager bfloat16 on the CPU fails the default bfloat16 tolerance "
-                   f"against a float64 reference at {', '.join(bf16_bad)}")
+        t = tolerance["bfloat16"]
+        label, (ratio, err, ref), (once, *_) = bf16_bad[0]
+        evidence = (f"eager bfloat16 on the CPU fails the bfloat16 tolerance (atol {t['atol']:g}, rtol {t['rtol']:g}) "
+                    f"against a float64 reference at {', '.join(b[0] for b in bf16_bad)}: at {label} its worst element "
+                    f"errs by {err:.3g} where the reference is {ref:.3g}, {ratio:.3g} times the allowed error; the "
+                    f"exact answer rounded once to bfloat16 uses {once:.3g} of it. Eager rounds to bfloat16 after "
+                    "every operator, so v0 (eager) would be rejected in bfloat16 and no trajectory could start from it")
+        rep.decide("dtype bfloat16", "left out", evidence)
+        rep.flag("bfloat16-left-out", evidence + "; to time bfloat16, add it to the spec's dtypes with a tolerance a "
+                 "person chooses")
     elif no_bf16 and "bfloat16" in kept:
         rep.decide("dtype bfloat16", "kept, unchecked", f"eager bfloat16 does not run on the CPU ({no_bf16[0]}): "
                    "the bfloat16 and low-precision checks were not made")
@@ -593,14 +771,15 @@ def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: L
 _U32 = 2.0 ** -24
 
 
-def summation_tolerance(src, dims, base_values, tolerance, rep: Report) -> Dict[str, Dict]:
+def summation_tolerance(src, probe, dims, base_values, tolerance, rep: Report,
+                        timing: Optional[Dict[str, int]] = None) -> Dict[str, Dict]:
     """``tolerance`` with each ``atol`` raised to the float32 error bound of summing the reduced
     length, when that bound is larger (a sum near zero has no relative slack, so ``rtol`` cannot
     cover it).
 
-    ``n``: the product of the reduced dims' original values (the timing shape, the longest rows
-    any shape has: verify shapes keep reduced dims at most that long); no reduced dim (softmax, a
-    norm, a scan over a kept axis): ``tolerance`` unchanged. ``r``: the root mean square of the
+    ``n``: the product of the reduced dims' values at the timing shape (the longest rows any
+    shape has: verify shapes keep reduced dims at most that long), reduced away or with
+    ``keepdim``; no reduced dim (softmax, a scan over a kept axis): ``tolerance`` unchanged. ``r``: the root mean square of the
     reference's float32 outputs at the timing shape, on the CPU (in the output's units: for a sum
     of zero-mean terms ``r ~ std sqrt(n)``, for a mean ``r`` is that over ``n``). Bound: every
     partial sum stays within ``B = 3 r`` (three standard deviations; a nonzero mean only brings
@@ -614,12 +793,27 @@ def summation_tolerance(src, dims, base_values, tolerance, rep: Report) -> Dict[
     tighter. Rounded up to two significant digits; the bfloat16 entry gets it too (bfloat16
     inputs, float32 accumulation). The all-zeros and bfloat16-answer checks (:func:`cpu_checks`)
     run after, against the raised atol, and are flagged when they pass."""
-    n = math.prod(d.value for d in dims if d.reduced)
+    timing = timing or {d.name: d.value for d in dims}
+    n = math.prod(timing[d.name] for d in dims if d.reduced)
     if n <= 1:
         return tolerance
+    shape = dict(timing)
+    for _ in range(256):  # the CPU run: dims that are not reduced made smaller until within CPU_ELEMENTS
+        r = _cost(probe, dims, base_values, shape)
+        if r is not None and r.float_elements() <= CPU_ELEMENTS:
+            break
+        order = sorted((d for d in dims if not d.reduced and d.snap(shape[d.name] // 2, False) < shape[d.name]),
+                       key=lambda d: -shape[d.name])
+        if not order:
+            break
+        shape[order[0].name] = order[0].snap(shape[order[0].name] // 2, False)
+    if shape != timing:
+        rep.decide("tolerance statistics shape", shape, f"the timing shape {timing} has more than {CPU_ELEMENTS} "
+                   "elements for a run on the CPU: the dims that are not reduced made smaller (the reduced length, "
+                   "which sets the bound, kept)")
     vals = dict(base_values)
     for d in dims:
-        vals.update(d.values(d.value))
+        vals.update(d.values(shape[d.name]))
     outs = [o.double() for o in _cpu_outputs(src, vals, torch.float32) if o.is_floating_point() and o.numel()]
     if not outs:
         return tolerance
@@ -651,7 +845,7 @@ def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
     vals = dict(base_values)
     for d in dims:
         vals.update(d.values(shape[d.name]))
-    inputs = src.inputs(vals, torch.float32, torch.device("cpu"), torch.Generator().manual_seed(0))
+    inputs = _cpu_inputs(src, vals, torch.float32)
     ints = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and not x.is_floating_point()
             and x.dtype != torch.bool and x.numel()]
     if not ints:
@@ -662,14 +856,14 @@ def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
     gen = torch.Generator().manual_seed(1)
     apply_changes(changed, plan_changes(changed, gen, False) + plan_changes(changed, gen, True))
     apply_changes(changed, plan_permutation(changed, gen))
-    ns = src.namespace(vals)
+    ns = _namespace(src, vals)
     torch.manual_seed(42)
-    model = ns["Model"](*ns["get_init_inputs"]()).eval()
+    model = _model(ns, _init_inputs(ns)).eval()
     try:
         with torch.no_grad():
-            model(*changed)
-    except Exception as e:  # noqa: BLE001 - the evidence
-        msg = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+            _forward(model, changed)
+    except ImportFailure as e:  # the evidence
+        msg = str(e)
         rep.decide("integer inputs", f"inputs {ints} keep their dtype", f"the reference rejects them changed as the "
                    f"partial-staleness check changes them ({msg})")
         rep.flag("staleness-check-breaks", f"integer inputs {ints} (class targets, indices): the harness's "
@@ -685,12 +879,15 @@ def training_check(src, dims, base_values, shape, rep: Report) -> bool:
     vals = dict(base_values)
     for d in dims:
         vals.update(d.values(shape[d.name]))
-    ns = src.namespace(vals)
-    model = ns["Model"](*ns["get_init_inputs"]())
+    ns = _namespace(src, vals)
+    model = _model(ns, _init_inputs(ns))
     kinds = sorted({type(m).__name__ for m in model.modules()
                     if isinstance(m, (torch.nn.modules.batchnorm._NormBase, torch.nn.modules.dropout._DropoutNd))})
-    ev = _cpu_outputs(src, vals, torch.float32)
-    tr = _cpu_outputs(src, vals, torch.float32, train=True)
+    # one draw of the inputs for both modes: two draws differ wherever get_inputs is not seeded by the
+    # harness's generator, which read as "train and eval differ" (session 11 review: np.random inputs)
+    inputs = _cpu_inputs(src, vals, torch.float32)
+    ev = _cpu_outputs(src, vals, torch.float32, inputs=[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+    tr = _cpu_outputs(src, vals, torch.float32, train=True, inputs=inputs)
     differ = any(not torch.equal(a, b) for a, b in zip(ev, tr))
     if differ or kinds:
         rep.decide("mode", "eval", f"train and eval mode outputs {'differ' if differ else 'agree'} at "
@@ -704,25 +901,31 @@ def training_check(src, dims, base_values, shape, rep: Report) -> bool:
 
 
 # --------------------------------------------------------------------------- one problem
-def import_problem(path: Path, out: Path) -> Report:
-    """Import one problem file into ``out/<task>/``; the report says what was decided (or why not)."""
-    rep = Report(source=str(path))
+def analyse(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """The whole analysis of one problem, in the process :func:`run_forked` forks for it (the
+    problem's code runs here). ``payload``: ``text`` (the file's source), ``origin`` (its path as
+    the user named it: relative to the folder passed, or the file name), ``task``, optional
+    ``timing_budget_bytes``. Returns plain data: ``status``, ``reason`` (one line, or None),
+    ``decisions``, ``flags`` and ``files`` (the task folder's files by :data:`TASK_FILES` name,
+    None when it failed); the parent writes them."""
+    rep = Report(source=str(payload.get("origin")), task=payload.get("task"))
+    files = None
     try:
-        rep.task = task_name(path)
-        _import(path, out, rep)
+        files = _import(str(payload["text"]), str(payload["origin"]), rep,
+                        int(payload.get("timing_budget_bytes") or TIMING_BUDGET_BYTES))
         rep.status = "imported"
-    except ImportFailure as e:
+    except (ImportFailure, ProblemExit) as e:
         rep.reason = str(e)
     except SyntaxError as e:
         rep.reason = f"does not parse: {e.msg} (line {e.lineno})"
     except Exception as e:  # noqa: BLE001 - one problem's failure never stops the others
-        rep.reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-    return rep
+        rep.reason = f"{_one_line(e, 200)} (in {_STAGE['now']})"
+    return {"status": rep.status, "reason": rep.reason, "decisions": rep.decisions, "flags": rep.flags,
+            "files": files}
 
 
-def _import(path: Path, out: Path, rep: Report):
-    text = path.read_text()
-    src = ProblemSource(text, str(path))
+def _import(text: str, origin: str, rep: Report, timing_budget: int) -> Dict[str, str]:
+    src = ProblemSource(text, origin)
     tree_names = {getattr(n, "name", None) for n in src.tree.body}
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in tree_names]
     if missing:
@@ -735,7 +938,10 @@ def _import(path: Path, out: Path, rep: Report):
     try:
         base = probe.run({})
     except ImportFailure as e:
-        raise ImportFailure(f"the model does not run at its own sizes on the meta device ({e})") from None
+        where = str(e)
+        if where.startswith(("Model.forward", "Model(")) or " raised " not in where:
+            raise ImportFailure(f"the model does not run at its own sizes on the meta device ({e})") from None
+        raise ImportFailure(f"{e} (at the problem's own sizes, on the meta device)") from None
     dims = find_dims(src, probe, base, rep)
     if not dims:
         raise ImportFailure("no size constant found (no int constant changes an input shape when perturbed)")
@@ -750,29 +956,35 @@ def _import(path: Path, out: Path, rep: Report):
     # category
     red_ops = sorted(set(base.ops) & REDUCTION_OPS)
     reduced = [d.name for d in dims if d.reduced]
+    for d in dims:
+        if d.reduced_how == "keepdim":
+            rep.decide(f"dim {d.name} reduced", "yes (keepdim)", f"a reduction operator's input grows with {d.name} "
+                       "while its output keeps that axis at size 1 (keepdim=True); kept long in the verify shapes")
     if base.flops > 0:
         per = base.flops / max(1, sum(math.prod(s) for s, _ in base.outputs))
         category, why = "matmul", f"FlopCounterMode counts {base.flops:.4g} FLOPs at the original sizes ({per:.4g} per output element)"
     elif red_ops or reduced:
-        category, why = "reduction", (f"0 counted FLOPs; " + (f"reduction operators {', '.join(red_ops)}" if red_ops else "")
-                                      + ("; " if red_ops and reduced else "") + (f"dims {', '.join(reduced)} reduced away "
-                                                                                 "(in no output shape)" if reduced else ""))
+        away = [d.name for d in dims if d.reduced_how == "away"]
+        kept = [d.name for d in dims if d.reduced_how == "keepdim"]
+        parts = ([f"reduction operators {', '.join(red_ops)}"] if red_ops else []) + (
+            [f"dims {', '.join(away)} reduced away (in no output shape)"] if away else []) + (
+            [f"dims {', '.join(kept)} reduced with keepdim (an output axis stays 1)"] if kept else [])
+        category, why = "reduction", "0 counted FLOPs; " + "; ".join(parts)
     else:
         category, why = "elementwise", "0 counted FLOPs, no reduction operator, every dim in the output"
     rep.decide("category", category, why)
     tolerance = {dt: default_tolerance(category, dt) for dt in ("float32", "bfloat16")}
     for v in tolerance.values():
         v["source"] = f"kernelsynth/tolerance.py default for class {category}: {v['source']}"
-    timing = {d.name: d.value for d in dims}
+    timing = timing_shape(probe, dims, base_values, base, timing_budget, rep)
     verify = make_shapes(probe, dims, base_values, [(37, 1031), (9, 517), (1, 4099)], VERIFY_BUDGET)
     interp = make_shapes(probe, dims, base_values, [(5, 67), (3, 33)], INTERPRET_BUDGET)
     if not verify or not interp:
         raise ImportFailure("no verify shape within the work budget runs")
     if category == "reduction":
-        tolerance = summation_tolerance(src, dims, base_values, tolerance, rep)
+        tolerance = summation_tolerance(src, probe, dims, base_values, tolerance, rep, timing)
     rep.decide("tolerance", {k: (v["atol"], v["rtol"]) for k, v in tolerance.items()},
                "; ".join(f"{k}: {v['source']}" for k, v in tolerance.items()))
-    rep.decide("shapes.timing", timing, "the problem's own sizes")
     rep.decide("shapes.verify", verify, f"scaled down, odd, reduced dims kept long ({', '.join(reduced) or 'none'}), "
                f"within {VERIFY_BUDGET['flops']:.0e} FLOPs and {VERIFY_BUDGET['elements']} elements per tensor")
     rep.decide("interpret.shapes", interp, f"for hw=cpu: within {INTERPRET_BUDGET['flops']:.0e} FLOPs and "
@@ -780,8 +992,79 @@ def _import(path: Path, out: Path, rep: Report):
     dtypes = cpu_checks(src, dims, base_values, verify, tolerance, rep, ["float32", "bfloat16"])
     training = training_check(src, dims, base_values, interp[0], rep)
     integer_input_check(src, dims, base_values, interp[0], rep)
-    _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base)
+    reproducible_inputs_check(src, dims, base_values, interp[0], rep)
+    files = render(origin, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training)
+    rep.decide("v0", "eager reference (backend torch, allow_reference_ops)", "the problem's Model as written")
+    return files
 
+
+def _gb(n: int) -> str:
+    return f"{n} bytes ({n / 1e9:.2f} GB)"
+
+
+def timing_shape(probe: Probe, dims: List[Dim], base_values, base: Measured, budget: int,
+                 rep: Report) -> Dict[str, int]:
+    """The timing shape: the problem's own sizes, flagged (``large-timing-shape``, with bytes)
+    when its inputs, outputs and parameters take more than :data:`LARGE_TIMING_BYTES`; when they
+    take more than ``budget`` bytes (``--timing-budget-gib``), scaled down -- the largest dim
+    that is not reduced halved (reduced dims only when no other is left) until they fit -- and
+    said so. Bytes are those of the tensors' own dtypes as ``get_inputs()`` makes them (float32
+    for most problems: the largest of the spec's dtypes); the harness holds several copies of
+    them at once (a float64 reference, the candidate's outputs)."""
+    timing = {d.name: d.value for d in dims}
+    label = lambda s: "x".join(str(v) for v in s.values())  # noqa: E731
+    total, ins = base.tensor_bytes(), base.tensor_bytes(("inputs",))
+    if total <= LARGE_TIMING_BYTES:
+        rep.decide("shapes.timing", timing, f"the problem's own sizes (inputs, outputs and parameters: {_gb(total)})")
+        return timing
+    if total <= budget:
+        rep.decide("shapes.timing", timing, f"the problem's own sizes: inputs {_gb(ins)}, with outputs and parameters "
+                   f"{_gb(total)}, within the budget of {_gb(budget)}")
+        rep.flag("large-timing-shape", f"the timing shape {label(timing)} (the original sizes) makes inputs of "
+                 f"{_gb(ins)} and inputs + outputs + parameters of {_gb(total)}; kept (within the budget of "
+                 f"{_gb(budget)}, --timing-budget-gib), but the harness holds several copies at that shape (a float64 "
+                 "reference among them): the GPU needs several times that memory")
+        return timing
+    shape = dict(timing)
+    got = total
+    for _ in range(256):
+        r = _cost(probe, dims, base_values, shape)
+        got = r.tensor_bytes() if r is not None else None
+        if got is not None and got <= budget:
+            break
+        order = sorted((d for d in dims if d.snap(shape[d.name] // 2, False) < shape[d.name]),
+                       key=lambda d: (d.reduced, -shape[d.name]))
+        if not order:
+            break
+        d = order[0]
+        shape[d.name] = d.snap(shape[d.name] // 2, False)
+    if got is None or got > budget:
+        raise ImportFailure(f"the timing shape {label(timing)} makes tensors of {_gb(total)}, over the budget of "
+                            f"{_gb(budget)} (--timing-budget-gib), and no smaller shape that runs fits it")
+    rep.decide("shapes.timing", shape, f"the original sizes {label(timing)} make inputs of {_gb(ins)} and inputs + "
+               f"outputs + parameters of {_gb(total)}, over the budget of {_gb(budget)} (--timing-budget-gib): the "
+               f"largest dims not reduced halved until they fit ({_gb(got)})")
+    rep.flag("large-timing-shape", f"the original sizes {label(timing)} make inputs of {_gb(ins)} (with outputs and "
+             f"parameters {_gb(total)}), over the budget of {_gb(budget)}: the timing shape is scaled down to "
+             f"{label(shape)} ({_gb(got)}), so records do not time the problem's own sizes; raise "
+             "--timing-budget-gib to keep them")
+    return shape
+
+
+def reproducible_inputs_check(src, dims, base_values, shape, rep: Report) -> None:
+    """Flags (``unseeded-inputs``) a ``get_inputs()`` whose two draws from the same generator
+    state differ: a random source the importer does not seed (torch's and numpy's are), which
+    the harness's independent check, drawing the inputs again in another process, would meet."""
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    a, b = _cpu_inputs(src, vals, torch.float32), _cpu_inputs(src, vals, torch.float32)
+    same = all(torch.equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) else x == y
+               for x, y in zip(a, b)) and len(a) == len(b)
+    if not same:
+        rep.flag("unseeded-inputs", "get_inputs() draws different inputs from the same generator state (a random "
+                 "source other than torch's and numpy's, e.g. Python's random module): the harness regenerates "
+                 "inputs from a seed, so its checks would disagree; needs a person")
 
 
 def _work_text(work) -> Tuple[str, str]:
@@ -795,26 +1078,34 @@ def _work_text(work) -> Tuple[str, str]:
     return work.get("flops") or "0", bytes_
 
 
-def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training, base):
-    folder = out / rep.task
-    if folder.exists():
-        shutil.rmtree(folder)
-    (folder / "kernels").mkdir(parents=True)
+#: The files one problem's analysis hands back, relative to its task folder (nothing else is written).
+TASK_FILES = ("reference.py", "kernels/v0_eager.py", "spec.yaml")
+
+
+def _heads(origin: str, task: str) -> Tuple[str, str]:
+    """The lines that come before the original source in reference.py and in kernels/v0_eager.py."""
+    return ((f"# Imported by `kernelsynth-tools import-kernelbench` from {origin} (a problem in KernelBench's "
+             f"format).\n# {LICENSE_NOTE}\n# Below: the original problem file, unchanged, then kernelsynth's adapter.\n"),
+            f"# v0 of {task}: the original problem's Model, run by eager PyTorch (source unchanged below).\n")
+
+
+def render(origin, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training) -> Dict[str, str]:
+    """The task folder's files (:data:`TASK_FILES`) as text. ``origin``: the problem's path as
+    the user named it (never the importer's absolute path: the reference's header goes into
+    every record's question)."""
+    name = Path(origin).name
     text = src.source if src.source.endswith("\n") else src.source + "\n"
-    header = (f"# Imported by `kernelsynth-tools import-kernelbench` from {path}.\n# {LICENSE_NOTE}\n"
-              "# Below: the original problem file, unchanged, then kernelsynth's adapter.\n")
+    header, v0_head = _heads(origin, rep.task)
     first = header.count("\n") + 1
     last = first + text.count("\n") - 1
     ks_dims = {d.name: d.constants for d in dims}
-    (folder / "reference.py").write_text(header + text + adapter(ks_dims, (first, last)))
-    (folder / "kernels" / "v0_eager.py").write_text(
-        f"# v0 of {rep.task}: the original problem's Model, run by eager PyTorch (source unchanged below).\n"
-        + text + "\n\nModelNew = Model\n")
+    files = {"reference.py": header + text + adapter(ks_dims, (first, last)),
+             "kernels/v0_eager.py": v0_head + text + "\n\nModelNew = Model\n"}
     flops, bytes_ = _work_text(work)
     names = [d.name for d in dims]
     doc_model = next((n for n in src.tree.body if getattr(n, "name", None) == "Model"), None)
     docline = (ast.get_docstring(doc_model) or "").strip().splitlines()
-    summary = f"KernelBench problem {path.name}" + (f": {docline[0]}" if docline else "")
+    summary = f"A problem in KernelBench's format ({name})" + (f": {docline[0]}" if docline else "")
     spec: Dict[str, Any] = {
         "category": category, "summary": summary, "reference": "reference.py", "dims": names,
     }
@@ -831,12 +1122,12 @@ def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing,
     spec["work"] = {"flops": flops, "bytes": bytes_}
     spec["baselines"] = ["eager", "compile"]
     mode = " in eval mode (BatchNorm uses its running statistics, Dropout is off)" if training else ""
-    spec["question"] = (f"Write a GPU kernel for the PyTorch module below (KernelBench problem {path.name}){mode}, "
-                        "for inputs of dtype {dtype}. It must be correct for any sizes of the dims "
+    spec["question"] = (f"Write a GPU kernel for the PyTorch module below (a problem in KernelBench's format, {name})"
+                        f"{mode}, for inputs of dtype {{dtype}}. It must be correct for any sizes of the dims "
                         f"{', '.join(names)} and faster than eager PyTorch. Timing shape ({', '.join(names)}): "
                         "{timing_shape}.")
-    spec["why"] = ("An imported KernelBench problem: the reference is the problem's own Model, and every number in "
-                   "the record was measured against it.")
+    spec["why"] = ("An imported problem in KernelBench's format: the reference is the problem's own Model, and every "
+                   "number in the record was measured against it.")
     spec["candidates"] = [{
         "version": "v0", "name": "eager", "backend": "torch", "file": "kernels/v0_eager.py",
         "technique": "Eager PyTorch: the problem's Model as written",
@@ -844,40 +1135,248 @@ def _write(path, out, rep, src, dims, category, tolerance, dtypes, work, timing,
                      "intermediate written to and read back from memory.",
         "allow_reference_ops": True}]
     spec["interpret"] = {"dtypes": ["float32"], "shapes": interp}
-    lines = [f"# Imported from {path} by `kernelsynth-tools import-kernelbench`; every choice below and its",
+    lines = [f"# Imported from {origin} by `kernelsynth-tools import-kernelbench`; every choice below and its",
              "# evidence is in the import report (import_report.json beside this folder).",
              f"# {LICENSE_NOTE}"]
     if training:
         spec["mode"] = "eval"
         lines.append("# mode: eval (the only mode the harness runs). KernelBench itself runs the Model in train")
         lines.append("# mode: see the report's training-mode flag.")
-    (folder / "spec.yaml").write_text("\n".join(lines) + "\n" + yaml.safe_dump(spec, sort_keys=False, width=110))
+    files["spec.yaml"] = "\n".join(lines) + "\n" + yaml.safe_dump(spec, sort_keys=False, width=110)
+    return files
+
+
+# --------------------------------------------------------------------------- isolation
+#: Seconds one problem's analysis may take (``--timeout-s``): the slowest problem file written for the
+#: tests (tests/fixtures/kernelbench) takes about 2 s on a shared 2-core CPU (``seconds`` in the
+#: report); the perturbations run its forward a few hundred times on the meta device and a few
+#: dozen times on the CPU at small shapes, so a large model's file may take far longer.
+DEFAULT_TIMEOUT_S = 120.0
+#: The most bytes one problem's process may send back (its files and report are a few hundred KB).
+MAX_RESULT_BYTES = 64 << 20
+
+
+def run_forked(payload: Dict[str, Any]) -> Dict[str, Any]:
+    """:func:`analyse` of one problem in a process forked from this one (a sandboxed worker,
+    :func:`kernelsynth.jobs.import_kernelbench`), given ``payload["timeout_s"]`` seconds: each
+    problem starts from the worker's clean state (what one problem's code changes in torch or
+    the interpreter dies with its process), and whatever it does -- raise, ``sys.exit``,
+    ``os._exit``, crash, loop forever -- this process returns the same plain dict, with a one-line
+    ``reason`` that names where the problem's code was (``get_inputs()``, ``Model.forward``, ...:
+    the child reports each step on a pipe before it runs it)."""
+    limit = float(payload.get("timeout_s") or DEFAULT_TIMEOUT_S)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(r)
+            _STAGE["fd"] = w
+            data = memoryview(b"R " + json.dumps(analyse(payload)).encode() + b"\n")
+            while data:
+                data = data[os.write(w, data):]
+        except BaseException:  # noqa: BLE001 - the parent reports a missing result
+            code = 70
+        os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + limit
+    stage, tail, result, status, eof, total, over = "the importer's analysis", b"", None, None, False, 0, False
+
+    def take(chunk: bytes) -> None:
+        nonlocal tail, stage, result, total, over
+        total += len(chunk)
+        if total > MAX_RESULT_BYTES:
+            over = True
+            return
+        tail += chunk
+        if b"\n" not in chunk:
+            return
+        *lines, tail = tail.split(b"\n")
+        for line in lines:
+            if line.startswith(b"S "):
+                stage = line[2:202].decode(errors="replace")
+            elif line.startswith(b"R "):
+                result = line[2:]
+
     try:
-        load_spec(folder / "spec.yaml", task_folder=True)  # what it wrote must load
-    except Exception:
-        shutil.rmtree(folder)
-        raise
-    rep.decide("v0", "eager reference (backend torch, allow_reference_ops)", "the problem's Model as written")
+        while not over:
+            if status is None:
+                done, st = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status = st
+            if eof and status is not None:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if eof:
+                time.sleep(min(left, 0.05))
+                continue
+            ready, _, _ = select.select([r], [], [], 0.0 if status is not None else min(left, 0.2))
+            if not ready:
+                if status is not None:  # exited; a process it started may hold the pipe open
+                    break
+                continue
+            chunk = os.read(r, 1 << 20)
+            if chunk:
+                take(chunk)
+            else:
+                eof = True
+    finally:
+        os.close(r)
+        if status is None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status = os.waitpid(pid, 0)
+            timed_out = not over
+        else:
+            timed_out = False
+    fail = lambda reason: {"status": "failed", "reason": reason, "decisions": [], "flags": [], "files": None}  # noqa: E731
+    if over:
+        return fail(f"the problem's process sent more than {MAX_RESULT_BYTES} bytes (in {stage}): stopped")
+    if timed_out:
+        return fail(f"no result within {limit:.0f} s (--timeout-s), in {stage}: stopped")
+    if result is not None:
+        try:
+            value = json.loads(result)
+        except ValueError:
+            return fail(f"the problem's process sent a result that does not parse (in {stage})")
+        if isinstance(value, dict):
+            return value
+        return fail(f"the problem's process sent a {type(value).__name__}, not a result (in {stage})")
+    if os.WIFSIGNALED(status):
+        n = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(n).name
+        except ValueError:
+            name = "?"
+        return fail(f"the problem's process was killed by signal {n} ({name}) in {stage}")
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return fail(f"the problem's process exited with code {code} in {stage} before its result (os._exit or a crash)")
 
 
 # --------------------------------------------------------------------------- many problems
 def problem_files(paths: Sequence[Path]) -> List[Path]:
     """The ``.py`` files of ``paths`` (files as given, folders searched recursively, sorted)."""
-    out: List[Path] = []
+    return [f for f, _ in _problem_origins(paths)]
+
+
+def _problem_origins(paths: Sequence[Path]) -> List[Tuple[Path, str]]:
+    """``(file, origin)`` for every problem file of ``paths``; ``origin`` is the file's path as
+    the user named it: ``<folder name>/<path inside the folder>`` for a folder passed, the file
+    name for a file passed (no absolute path of the importer's machine)."""
+    out: List[Tuple[Path, str]] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*.py") if f.name != "__init__.py" and "__pycache__" not in f.parts)
+            top = p.resolve().name or "problems"
+            out += [(f, f"{top}/{f.relative_to(p).as_posix()}")
+                    for f in sorted(f for f in p.rglob("*.py") if f.name != "__init__.py" and "__pycache__" not in f.parts)]
         else:
-            out.append(p)
+            out.append((p, p.name))
     return out
 
 
-def import_all(paths: Sequence[Path], out: Path) -> List[Report]:
-    """Import every problem of ``paths`` into ``out``; writes ``out/import_report.json``."""
+def _rows(value: Any, keys: Tuple[str, ...]) -> List[Dict[str, str]]:
+    """A worker's list of decisions or flags as rows of ``keys`` (str values, each at most 4000
+    characters); anything else dropped."""
+    if not isinstance(value, list):
+        return []
+    return [{k: str(v.get(k, ""))[:4000] for k in keys} for v in value[:2000] if isinstance(v, dict)]
+
+
+def _one(reason: Any) -> str:
+    text = str(reason).strip().splitlines()
+    return text[0][:400] if text else "no reason given"
+
+
+def _take(rep: Report, res, out: Path, timeout_s: float, payload: Dict[str, Any]) -> None:
+    """Fill ``rep`` from one worker result and write the task folder (this process only), after
+    checking what this process can: the original source comes first in both Python files, and the
+    spec names only them (:func:`_foreign_paths`)."""
+    from ..contract import Fault
+
+    rep.seconds = round(float(res.seconds), 2)
+    if not res.ok:
+        first = _one(res.error)
+        rep.reason = (f"no result within {timeout_s:.0f} s: the import worker was stopped" if res.fault is Fault.TIMEOUT
+                      else f"the import worker ended {res.fault.value}: {first}")
+        return
+    v = res.value
+    if not isinstance(v, dict):
+        rep.reason = f"the import worker sent a {type(v).__name__}, not a result"
+        return
+    rep.decisions = _rows(v.get("decisions"), ("what", "choice", "evidence"))
+    rep.flags = _rows(v.get("flags"), ("kind", "message"))
+    files = v.get("files")
+    if v.get("reason") is not None or files is None:
+        rep.reason = _one(v.get("reason"))
+        return
+    if not (isinstance(files, dict) and set(files) == set(TASK_FILES) and all(isinstance(t, str) for t in files.values())):
+        rep.reason = f"the import worker sent files other than {', '.join(TASK_FILES)}"
+        return
+    text = payload["text"] if payload["text"].endswith("\n") else payload["text"] + "\n"
+    header, v0_head = _heads(payload["origin"], rep.task)
+    wrong = _foreign_paths(files["spec.yaml"])
+    if not wrong and not (files["reference.py"].startswith(header + text)
+                          and files["kernels/v0_eager.py"].startswith(v0_head + text)):
+        wrong = "has Python files that do not start with the original source"
+    if wrong:
+        rep.reason = f"the import worker sent a task folder that {wrong}: not written"
+        return
+    folder = out / rep.task
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "kernels").mkdir(parents=True)
+    for name in TASK_FILES:
+        (folder / name).write_text(files[name])
+    try:
+        load_spec(folder / "spec.yaml", task_folder=True)  # what it wrote must load (the reference is not imported)
+    except Exception as e:  # noqa: BLE001 - the reason
+        shutil.rmtree(folder)
+        rep.reason = f"the spec written does not load: {_one(e)}"
+        return
+    rep.status = "imported"
+
+
+def _foreign_paths(text: str) -> Optional[str]:
+    """Why a spec text from a worker names files other than its own (None when it does not): the
+    worker ran the problem's code, which could have sent a spec whose candidate is any file of this
+    machine (``/home/user/.ssh/id_rsa``), read into every record of the task's runs. The importer
+    writes ``reference: reference.py`` and one candidate, ``kernels/v0_eager.py``."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        return f"has a spec that does not parse ({_one_line(e, 80)})"
+    if not isinstance(doc, dict):
+        return "has a spec that is not a mapping"
+    cands = doc.get("candidates")
+    if doc.get("reference") != "reference.py":
+        return f"names the reference {str(doc.get('reference'))[:80]!r} in its spec, not reference.py"
+    if not (isinstance(cands, list) and len(cands) == 1 and isinstance(cands[0], dict)
+            and cands[0].get("file") == "kernels/v0_eager.py"):
+        return "names candidate files other than kernels/v0_eager.py in its spec"
+    return None
+
+
+def import_all(paths: Sequence[Path], out: Path, timeout_s: float = DEFAULT_TIMEOUT_S, sandbox: Any = "auto",
+               timing_budget_bytes: int = TIMING_BUDGET_BYTES) -> List[Report]:
+    """Import every problem of ``paths`` into ``out``; writes ``out/import_report.json``.
+
+    Each problem's code runs in a process of its own, forked from a worker started in the
+    sandbox of kernelsynth/sandbox.py (``sandbox``: ``auto``, ``on``, ``off`` or a
+    :class:`~kernelsynth.sandbox.SandboxSettings`; ``out`` hidden from it) and stopped after
+    ``timeout_s`` seconds (:func:`run_forked`); only this process writes ``out``. A problem
+    that fails, exits, crashes or hangs gets a one-line reason; the rest still import.
+    ``timing_budget_bytes``: see :func:`timing_shape`."""
+    from ..sandbox import Sandbox
+    from ..workers import WorkerPool
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    reports, names = [], {}
-    for f in problem_files(paths):
+    reports, names, todo = [], {}, []
+    for f, origin in _problem_origins(paths):
         if not f.is_file():
             reports.append(Report(source=str(f), reason="no such file"))
             continue
@@ -886,9 +1385,26 @@ def import_all(paths: Sequence[Path], out: Path) -> List[Report]:
             reports.append(Report(source=str(f), task=name, reason=f"same task name as {names[name]}"))
             continue
         names[name] = f
-        reports.append(import_problem(f, out))
+        rep = Report(source=str(f), task=name)
+        reports.append(rep)
+        try:
+            text = f.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            rep.reason = f"cannot be read: {_one_line(e)}"
+            continue
+        todo.append((rep, {"text": text, "origin": origin, "task": name, "timeout_s": float(timeout_s),
+                           "timing_budget_bytes": int(timing_budget_bytes)}))
+    # kernelsynth's own folder readable: when it is not readable by other users (a checkout under
+    # /root), the sandbox keeps the worker at uid 0 (Sandbox.private_files), as exploration's does
+    box = Sandbox(sandbox, hidden=[str(out.resolve())], readable=[str(Path(__file__).resolve().parents[1])])
+    if todo:
+        # the pool's own limit backs up run_forked's: a worker that stops answering is killed too
+        with WorkerPool(1, timeout_s=float(timeout_s) + 60.0, sandbox=box) as pool:
+            for idx, res in pool.map("import_kernelbench", [p for _, p in todo]):
+                _take(todo[idx][0], res, out, float(timeout_s), todo[idx][1])
     (out / "import_report.json").write_text(json.dumps(
-        {"tool": "kernelsynth-tools import-kernelbench", "torch": torch.__version__,
+        {"tool": "kernelsynth-tools import-kernelbench", "torch": torch.__version__, "sandbox": box.status,
+         "timeout_s": float(timeout_s), "timing_budget_bytes": int(timing_budget_bytes),
          "problems": [asdict(r) for r in reports]}, indent=1) + "\n")
     return reports
 
