@@ -31,9 +31,9 @@ from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .screen import host_access
-from .verify.precision import HonestReferences, headroom, trial_sums
+from .verify.precision import HonestReferences, PrecisionMeter, headroom, trial_sums
 from .verify.protocol import check_small_groups
-from .verify.inputs import probe_has_precision
+from .verify.inputs import apply_probe, probe_has_precision
 from .audit import special_values_of
 from .verify.transport import audit_view
 from .verify.census import profiled_of
@@ -543,6 +543,30 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
 FRESH_TIMED_BYTES = 256 << 20
 
 
+def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy):
+    """``check(out, inputs, ref, terms=None) -> terms``: the precision rule (VERIFICATION.md rule
+    23) on the output of a call the harness did not verify -- a timed call, the kernel census's
+    profiled call -- against the honest computations on its own ``inputs`` (``terms``: reuse those
+    of an earlier check on the same inputs). Raises VerificationFailure like a verified trial. A
+    candidate that computes at the policy only where it can tell it is verified (the poisoning
+    mode's sentinel in ``torch.empty``: tests/adversarial/redteam_s11 cw1, float16 operands in every
+    other call) meets the rule on the calls that are timed (session 11). A no-op without a policy
+    (``exact`` tasks: their timed outputs are compared bit for bit)."""
+    if p.comparison != "allclose" or not policy.precision:
+        return lambda out, inputs, ref, terms=None: None
+    honest = HonestReferences(policy.precision, policy.dtype)
+
+    def check(out, inputs, ref, terms=None):
+        if not isinstance(out, torch.Tensor) or not out.is_floating_point():
+            return terms
+        terms = terms or honest.terms(ref_model, inputs, ref)
+        meter = PrecisionMeter(policy.precision)
+        meter.add(out, ref, terms, slack=policy.slack(p.timing_shape, 1.0))
+        meter.check("precision of an unverified call")
+        return terms
+    return check
+
+
 def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None,
           out_dtype=None, profiled: Optional[set] = None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
@@ -611,15 +635,18 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
         probe_ref = run_reference(ref_model, probe["state"], p.comparison, dtype) if probe["state"] else None
     if policy.guard is not None:
         check_integrity(policy.guard)
+    precision = _unverified_precision(ref_model, p, policy)
     try:
         if policy.threads_before is not None:
             check_no_new_threads(policy.threads_before)
         compare(last[0], ref, p.comparison, policy.tol, out_dtype)
+        terms = precision(last[0], shadow, ref)
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     if probe["out"] is not None or probe["n"] >= probe["at"]:
         try:
             compare(probe["out"], probe_ref, p.comparison, policy.tol, out_dtype)
+            precision(probe["out"], probe["state"], probe_ref)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}, one element and a small "
                                       f"region of the input changed right before it): {e}") from None
@@ -630,10 +657,36 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
         got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [], profiled)
         try:
             compare(got, ref, p.comparison, policy.tol, out_dtype)
+            precision(got, census_inputs, ref, terms)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of the profiled call (kernel census): {e}") from None
         if policy.guard is not None:
             check_integrity(policy.guard)
         res["foreign_kernels"] = None if foreign is None else (",".join(foreign) or None)
         res["kernel_census"] = foreign is not None
+    _unwatched_scale_probes(model, ref_model, p, policy, shadow, gen, out_dtype)
     return res
+
+
+def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolicy, inputs, gen, out_dtype) -> None:
+    """Each fixed ``scale`` probe of the spec (VERIFICATION.md rule 24) once more at the timing
+    shape, as a plain call like the timed ones -- no poisoning mode, no census -- on the last
+    timed call's inputs times the probe's factor (the parameters as built: an input-only scale),
+    compared with the float64 reference on them under the probe's tolerance. A candidate that
+    keeps to the policy only where it can tell it is verified (redteam_s11 cw1: float16 operands
+    when ``torch.empty`` does not hold the poisoning sentinel) overflows here as it would under
+    the probe. Ranged probes (compared only, a factor per trial) and the other kinds are left to
+    the verified trials. Raises VerificationFailure naming the probe."""
+    for probe in p.probes:
+        if probe.get("kind") != "scale" or "low" in probe:
+            continue
+        scaled = apply_probe([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], probe, gen)
+        pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in scaled]
+        with torch.no_grad():
+            out = model(*scaled)
+            ref = run_reference(ref_model, pristine, p.comparison, policy.dtype)
+        try:
+            compare(out, ref, p.comparison, probe_tolerance(policy.tol, probe), out_dtype)
+        except VerificationFailure as e:
+            raise VerificationFailure(f"an unverified call at the timing shape with the inputs times "
+                                      f"{probe['value']:g} (input-range probe, outside the poisoning mode): {e}") from None
