@@ -49,7 +49,31 @@ def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, s
     elif special_values and t == 1:
         plant = plant_nonfinite if special_values == "nonfinite" else plant_special_values
         inputs = [plant(x, gen) for x in inputs]
+    if (si + t) % 2 == 1:  # every other trial: inputs that do not start their storage (rule 1)
+        inputs = [at_storage_offset(x) for x in inputs]
     return inputs, gen
+
+
+#: Bytes before an offset input's first element (:func:`at_storage_offset`): 64 keeps every
+#: alignment a kernel may rely on (16-byte vector loads, Triton's divisibility-by-16 specialisation
+#: of pointers: no new compile), while the storage's base is no longer the tensor's first element.
+STORAGE_OFFSET_BYTES = 64
+
+
+def at_storage_offset(x):
+    """``x``'s values in a contiguous tensor that starts :data:`STORAGE_OFFSET_BYTES` into its storage
+    (``storage_offset() > 0``, as ``t[1:]``, ``torch.chunk(t, 2)[1]`` or one slice of a stacked
+    buffer have); the bytes before it are left unwritten. Non-tensors, empty and non-contiguous
+    tensors are returned as they are. A kernel that addresses the storage's base instead of the
+    tensor's first element (tests/adversarial/redteam_s11 fz1: every input the harness built had
+    offset 0) reads the wrong values (session 11)."""
+    if not isinstance(x, torch.Tensor) or x.numel() == 0 or not x.is_contiguous():
+        return x
+    k = max(1, STORAGE_OFFSET_BYTES // x.element_size())
+    buf = torch.empty(x.numel() + k, dtype=x.dtype, device=x.device)
+    y = buf[k:].view(x.shape)
+    y.copy_(x)
+    return y
 
 
 def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
