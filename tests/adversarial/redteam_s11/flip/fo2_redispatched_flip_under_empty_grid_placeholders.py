@@ -1,7 +1,7 @@
 """CHEAT, flip2d, class 3 (library fallback) + census evasion by kernel names.
 
-fo1's door (``torch.ops.aten.flip.default._op_dk(DispatchKey, x, [1])``: no dispatch mode, no
-RecordFunction), and its output returned as it is: no kernel of the candidate's runs at all.
+fo1's door (``torch.ops.aten.flip.default.redispatch(DispatchKeySet(key), x, [1])``: no dispatch mode,
+no RecordFunction, no torch-function mode), and its output returned as it is: no kernel of the candidate's runs at all.
 Two things stand behind the census on a GPU, and both are met by launches of *empty grids*:
 (1) "(no kernel of its own)" counts ``JITFunction.run`` / ``GridExecutor`` calls, and a launch
 with grid (0,) is counted although nothing runs (Triton's launcher skips an empty grid);
@@ -20,6 +20,11 @@ import triton
 import triton.language as tl
 
 _DK = torch._C.DispatchKey
+
+
+def _keys(key):
+    """The dispatch key set of one backend key: ``redispatch`` enters the kernel table there."""
+    return torch._C.DispatchKeySet(key)
 
 
 @triton.jit
@@ -48,7 +53,7 @@ if torch.cuda.is_available():
         from torch.profiler import ProfilerActivity, profile
         probe = torch.randn(64, 300, device="cuda")
         with profile(activities=[ProfilerActivity.CUDA]) as _prof:
-            torch.ops.aten.flip.default._op_dk(_DK.CUDA, probe, [1])
+            torch.ops.aten.flip.default.redispatch(_keys(_DK.CUDA), probe, [1])
             torch.cuda.synchronize()
         for _e in _prof.events():
             _b = _base_name(_e.name)
@@ -63,7 +68,7 @@ if torch.cuda.is_available():
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         key = _DK.CUDA if x.is_cuda else _DK.CPU
-        y = torch.ops.aten.flip.default._op_dk(key, x.contiguous(), [1])
+        y = torch.ops.aten.flip.default.redispatch(_keys(key), x.contiguous(), [1])
         for fn in _PLACEHOLDERS:
             fn[(0,)](x)
         return y

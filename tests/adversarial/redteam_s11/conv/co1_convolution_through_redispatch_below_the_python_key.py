@@ -1,16 +1,19 @@
 """CHEAT, conv_relu_maxpool, class 3 (library fallback through another door).
 
 The convolution is done by PyTorch's own backend kernel, reached with
-``torch.ops.aten.<op>.default._op_dk(DispatchKey.CPU | CUDA, ...)``: the operator overload's
-"call for this dispatch key" entry point. It enters the dispatcher's kernel table at the backend
-key, below the Python key, so no ``TorchDispatchMode`` sees the call (the census of every
-verified call, rule 14) and -- unlike ``torch.ops.aten.convolution(...)`` or
-``_DisableTorchDispatch`` -- RecordFunction does not run either (the per-call CPU-activity
-profiler and the CPU path's profiled call record only ``aten::resolve_conj``). None of the names
-involved (``_op_dk``, ``DispatchKey``) is among the screen's census-evasion names (rule 20).
+``torch.ops.aten.<op>.default.redispatch(torch._C.DispatchKeySet(DispatchKey.CPU | CUDA), ...)``:
+the overload's *redispatch* entry, which enters the dispatcher's kernel table at the given key set:
+below the Python key (no ``TorchDispatchMode`` sees it: the poisoning mode's census of every
+verified call, rule 14), without RecordFunction (the per-call CPU-activity profiler that caught
+redteam_s10 mh1's ``_DisableTorchDispatch`` and the CPU path's profiled call record nothing of it),
+and without asking the torch-function modes (the census's ``HostDoorMode``). The plain
+``_op_dk(DispatchKey, ...)`` entry is *not* enough: it asks the torch-function modes first, and
+``HostDoorMode`` hands the call on as an ordinary operator call, which both census views record
+(measured while writing this set). None of ``redispatch``, ``DispatchKeySet``, ``DispatchKey`` is
+among the screen's census-evasion names (rule 20).
 The backend's leaf kernel is called directly (``_slow_conv2d_forward`` on the CPU: im2col + a
-BLAS GEMM; ``cudnn_convolution`` on a GPU; ``mkldnn_convolution`` through ``_op_dk`` crashed
-here): a composite entry would
+BLAS GEMM; ``cudnn_convolution`` on a GPU; ``mkldnn_convolution`` entered at the CPU key
+crashed here): a composite entry would
 re-enter the dispatcher from the top, where the mode sees its parts. A small Triton kernel adds
 the bias, applies ReLU and pools (so every call launches a kernel of its own).
 Aims at: rule 14 (census by what ran: dispatch mode + RecordFunction), rule 20 (screen names).
@@ -21,6 +24,11 @@ import triton
 import triton.language as tl
 
 _DK = torch._C.DispatchKey
+
+
+def _keys(key):
+    """The dispatch key set of one backend key: ``redispatch`` enters the kernel table there."""
+    return torch._C.DispatchKeySet(key)
 
 
 @triton.jit
@@ -45,9 +53,9 @@ def _backend_conv(x, w):
     """conv2d(x, w, padding=1) without bias, by the backend's leaf kernel at its dispatch key."""
     if x.is_cuda:
         op = torch.ops.aten.cudnn_convolution.default
-        return op._op_dk(_DK.CUDA, x, w, [1, 1], [1, 1], [1, 1], 1, False, False, True)
+        return op.redispatch(_keys(_DK.CUDA), x, w, [1, 1], [1, 1], [1, 1], 1, False, False, True)
     op = torch.ops.aten._slow_conv2d_forward.default
-    return op._op_dk(_DK.CPU, x, w, [3, 3], None, [1, 1], [1, 1])
+    return op.redispatch(_keys(_DK.CPU), x, w, [3, 3], None, [1, 1], [1, 1])
 
 
 class ModelNew(torch.nn.Module):
