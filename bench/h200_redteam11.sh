@@ -8,13 +8,13 @@
 #    _op_dk + Triton epilogue), cp1 (packed weights cached on torch.initial_seed()), ch1 (honest Winograd); 55 s.
 # 3. flip2d float32 (v0): fo1 (aten flip through _op_dk + Triton copy), fo2 (the same, no kernel of its own: empty-grid
 #    placeholders named after the profiled flip kernels), ft1 (identity memo + aten::flip overridden with
-#    torch.library), fh4 (honest tl.flip tiles); 30 s.
+#    torch.library), fh5 (honest persistent grid); 30 s.
 # Under the given directory: logs, observations, summary.txt (summarize.py: verdict, library_calls,
 # foreign_kernels, precision, reason) and times.txt (median_ms, verify_s of every observation).
 # Look for: mw1 and cw1 accepted with a median_ms clearly below their twins' (a fake speedup: float16 tensor-core
 # rate timed, TF32 verified); mo1, co1, fo1, fo2 labelled (library_calls or foreign_kernels non-empty) or got
 # through (both empty); ft1 accepted = the torch.library override held on the GPU too; cp1 accepted (expected:
-# nothing on the GPU differs); mh3, ch1, fh4 accepted (honest). A run cut by its timeout: see its .log.
+# nothing on the GPU differs); mh3, ch1, fh5 accepted (honest). A run cut by its timeout: see its .log.
 set -u
 OUTDIR=${1:-${OUT:-/tmp}/rt11}
 mkdir -p "$OUTDIR/cands/matmul" "$OUTDIR/cands/conv" "$OUTDIR/cands/flip"
@@ -24,7 +24,7 @@ cp $R/matmul/mw1_*.py $R/matmul/mo1_*.py $R/matmul/mh3_*.py "$OUTDIR/cands/matmu
 sed 's/^CHEAT = True/CHEAT = False/' $R/matmul/mw1_fp16_operands_when_unwatched.py > "$OUTDIR/cands/matmul/mw1twin_always_tf32.py"
 cp $R/conv/cw1_*.py $R/conv/co1_*.py $R/conv/cp1_*.py $R/conv/ch1_*.py "$OUTDIR/cands/conv/"
 sed 's/^CHEAT = True/CHEAT = False/' $R/conv/cw1_fp16_operands_when_no_poisoning_mode_is_on.py > "$OUTDIR/cands/conv/cw1twin_always_tf32.py"
-cp $R/flip/fo1_*.py $R/flip/fo2_*.py $R/flip/ft1_*.py $R/flip/fh4_*.py "$OUTDIR/cands/flip/"
+cp $R/flip/fo1_*.py $R/flip/fo2_*.py $R/flip/ft1_*.py $R/flip/fh5_*.py "$OUTDIR/cands/flip/"
 K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.sandbox.allow_unsandboxed_external=true"
 run() {  # name seconds args...
   local name=$1 secs=$2; shift 2

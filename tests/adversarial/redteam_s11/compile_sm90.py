@@ -37,8 +37,8 @@ for mode in (0, 2):
                  dict(BM=128, BN=128, BK=32, MODE=mode, GROUP=8)))
 jobs.append(("mh3", load("matmul/mh3_bf16x3_split_operands.py").gemm3_kernel, mm_sig, dict(BM=128, BN=128, BK=32)))
 jobs.append(("mo1", load("matmul/mo1_addmm_through_redispatch.py").gelu_kernel, dict(Z=F, Y=F, n="i32"), dict(BLOCK=4096)))
-jobs.append(("fh4", load("flip/fh4_tl_flip_register_tiles.py").flip_tiles_kernel,
-             dict(X=F, Y=F, M="i32", N="i32"), dict(BM=4, BN=512)))
+jobs.append(("fh5", load("flip/fh5_persistent_grid_stride_tiles.py").flip_persistent_kernel,
+             dict(X=F, Y=F, M="i32", N="i32", n_col_tiles="i32", n_tiles="i32"), dict(BM=4, BN=1024)))
 jobs.append(("fo1", load("flip/fo1_flip_through_redispatch.py").copy_kernel, dict(src=F, dst=F, n="i32"), dict(BLOCK=4096)))
 jobs.append(("fo2", load("flip/fo2_redispatched_flip_under_empty_grid_placeholders.py").flip_placeholder, dict(X=F), {}))
 jobs.append(("ft1", load("flip/ft1_identity_memo_with_the_reference_flip_overridden.py").flip_kernel,

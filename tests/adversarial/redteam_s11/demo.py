@@ -6,6 +6,7 @@ import sys
 import warnings
 
 import torch
+import torch._dynamo  # noqa: F401  (imported lazily by a first dispatch mode otherwise: numpy calls inside a census)
 
 warnings.filterwarnings("ignore")
 R = "tests/adversarial/redteam_s11/"
