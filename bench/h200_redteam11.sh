@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Red team s11 (issue 10 item 8), the GPU part, on the H200 (<= 150 s; hard timeouts 65 + 55 + 30 s):
+# Red team s11 (issue 10 item 8), the GPU part, on the H200 (<= 150 s; hard timeouts 60 + 60 + 30 s; two trials per listed shape):
 #   bash bench/h200_redteam11.sh "$OUT/rt11"
 # 1. matmul_bias_gelu float32 (ladder cut to v0: eager, cuBLAS): mw1 (TF32 in verified calls, float16 operands in
 #    every call without the poisoning mode: timed calls, kernel census) and its twin mw1twin (the same file with
-#    CHEAT = False: always TF32), mo1 (addmm through _op_dk below the Python key), mh3 (honest bfloat16x3); 65 s.
+#    CHEAT = False: always TF32), mo1 (addmm through _op_dk below the Python key), mh3 (honest bfloat16x3); 60 s.
 # 2. conv_relu_maxpool float32 (v0: eager cuDNN): cw1 + twin cw1twin (as mw1), co1 (cudnn_convolution through
-#    _op_dk + Triton epilogue), cp1 (packed weights cached on torch.initial_seed()), ch1 (honest Winograd); 55 s.
+#    _op_dk + Triton epilogue), cp1 (packed weights cached on torch.initial_seed()), ch1 (honest Winograd); 60 s.
 # 3. flip2d float32 (v0): fo1 (aten flip through _op_dk + Triton copy), fo2 (the same, no kernel of its own: empty-grid
 #    placeholders named after the profiled flip kernels), ft1 (identity memo + aten::flip overridden with
 #    torch.library), fh5 (honest persistent grid); 30 s.
@@ -20,12 +20,15 @@ OUTDIR=${1:-${OUT:-/tmp}/rt11}
 mkdir -p "$OUTDIR/cands/matmul" "$OUTDIR/cands/conv" "$OUTDIR/cands/flip"
 . bench/device_env.sh  # PYTHONPATH, the shared compile cache, bubblewrap from .deb
 R=tests/adversarial/redteam_s11
-cp $R/matmul/mw1_*.py $R/matmul/mo1_*.py $R/matmul/mh3_*.py "$OUTDIR/cands/matmul/"
-sed 's/^CHEAT = True/CHEAT = False/' $R/matmul/mw1_fp16_operands_when_unwatched.py > "$OUTDIR/cands/matmul/mw1twin_always_tf32.py"
-cp $R/conv/cw1_*.py $R/conv/co1_*.py $R/conv/cp1_*.py $R/conv/ch1_*.py "$OUTDIR/cands/conv/"
-sed 's/^CHEAT = True/CHEAT = False/' $R/conv/cw1_fp16_operands_when_no_poisoning_mode_is_on.py > "$OUTDIR/cands/conv/cw1twin_always_tf32.py"
+# candidates run in name order: the "aa_" copies (the fake-speedup pairs) first, in case a timeout cuts a run
+cp $R/matmul/mw1_fp16_operands_when_unwatched.py "$OUTDIR/cands/matmul/aa_mw1_fp16_operands_when_unwatched.py"
+sed 's/^CHEAT = True/CHEAT = False/' $R/matmul/mw1_fp16_operands_when_unwatched.py > "$OUTDIR/cands/matmul/aa_mw1twin_always_tf32.py"
+cp $R/matmul/mo1_*.py $R/matmul/mh3_*.py "$OUTDIR/cands/matmul/"
+cp $R/conv/cw1_fp16_operands_when_no_poisoning_mode_is_on.py "$OUTDIR/cands/conv/aa_cw1_fp16_operands_when_no_poisoning_mode_is_on.py"
+sed 's/^CHEAT = True/CHEAT = False/' $R/conv/cw1_fp16_operands_when_no_poisoning_mode_is_on.py > "$OUTDIR/cands/conv/aa_cw1twin_always_tf32.py"
+cp $R/conv/co1_*.py $R/conv/cp1_*.py $R/conv/ch1_*.py "$OUTDIR/cands/conv/"
 cp $R/flip/fo1_*.py $R/flip/fo2_*.py $R/flip/ft1_*.py $R/flip/fh5_*.py "$OUTDIR/cands/flip/"
-K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.sandbox.allow_unsandboxed_external=true"
+K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.trials=2 exploration.sandbox.allow_unsandboxed_external=true"
 run() {  # name seconds args...
   local name=$1 secs=$2; shift 2
   local t0=$(date +%s)
@@ -33,8 +36,8 @@ run() {  # name seconds args...
   echo "$name: rc=$? $(( $(date +%s) - t0 )) s" >> "$OUTDIR/rc.txt"
 }
 X=exploration.sources=[external]
-run matmul 65 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
-run conv 55 task=conv_relu_maxpool 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/conv]"
+run matmul 60 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
+run conv 60 task=conv_relu_maxpool 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/conv]"
 run flip 30 task=flip2d 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/flip]"
 python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/conv "$OUTDIR"/flip > "$OUTDIR/summary.txt" 2>&1
 python3 - "$OUTDIR"/matmul "$OUTDIR"/conv "$OUTDIR"/flip > "$OUTDIR/times.txt" 2>&1 <<'PY'

@@ -6,7 +6,10 @@ xl = bf16(x - xh), likewise w), and the product is xh wh + xh wl + xl wh in thre
 (ARITH 2019), which drops only xl wl (about 2^-16 relative). Each operand keeps about 16
 significant bits: more precise than TF32, and made entirely of bfloat16 tensor-core work, which the
 precision rule must not mistake for bfloat16 precision. A bfloat16 task has xl = wl = 0 (one dot is
-exact there, the other two add zeros). Bias and tanh-GELU in float32, one store."""
+exact there, the other two add zeros). Non-finite operands (rule 8 plants +-Inf and NaN) get a zero
+tail and stay out of the cross terms (inf - inf and inf x 0 would be NaN), so xh wh carries them as
+an ordinary product does. (Its first version lacked this and was rightly rejected: NaN where the
+reference has Inf.) Bias and tanh-GELU in float32, one store."""
 import torch
 import triton
 import triton.language as tl
@@ -27,11 +30,13 @@ def gemm3_kernel(X, Wt, B, Y, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: t
         b32 = b.to(tl.float32)
         ah = a32.to(tl.bfloat16)
         bh = b32.to(tl.bfloat16)
-        al = (a32 - ah.to(tl.float32)).to(tl.bfloat16)
-        bl = (b32 - bh.to(tl.float32)).to(tl.bfloat16)
-        acc = tl.dot(al, bh, acc)
-        acc = tl.dot(ah, bl, acc)
-        acc = tl.dot(ah, bh, acc)
+        fa = tl.abs(a32) < float("inf")  # finite (NaN: False)
+        fb = tl.abs(b32) < float("inf")
+        al = tl.where(fa, a32 - ah.to(tl.float32), 0.0).to(tl.bfloat16)  # inf - inf would be NaN
+        bl = tl.where(fb, b32 - bh.to(tl.float32), 0.0).to(tl.bfloat16)
+        acc = tl.dot(al, tl.where(fb, bh, 0.0).to(tl.bfloat16), acc)  # the cross terms with finite heads only:
+        acc = tl.dot(tl.where(fa, ah, 0.0).to(tl.bfloat16), bl, acc)  # inf x 0 would be NaN
+        acc = tl.dot(ah, bh, acc)  # carries Inf and NaN as an ordinary product does
     v = acc + tl.load(B + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
     u = 0.7978845608028654 * (v + 0.044715 * v * v * v)
     t = 1.0 - 2.0 / (tl.exp(2.0 * u) + 1.0)
