@@ -31,6 +31,8 @@ jobs.append(("co1", load("conv/co1_convolution_through_redispatch_below_the_pyth
 jobs.append(("ch1", load("conv/ch1_winograd_f2x2_3x3_fused_pool.py").winograd_pool_kernel,
              dict(X=F, U=F, B=F, Y=F, C="i32", H="i32", W="i32", K="i32", PH="i32", PW="i32"),
              dict(BP=16, BK=32, BC=16)))
+jobs.append(("ch1", load("conv/ch1_winograd_f2x2_3x3_fused_pool.py").filter_transform_kernel,
+             dict(Wt=F, U=F, C="i32", K="i32"), dict(BLOCK=256)))
 mm_sig = dict(X=F, Wt=F, B=F, Y=F, M="i32", N="i32", K="i32")
 for mode in (0, 2):
     jobs.append(("mw1", load("matmul/mw1_fp16_operands_when_unwatched.py").gemm_bias_gelu_kernel, mm_sig,
