@@ -14,7 +14,10 @@ among the screen's census-evasion names (rule 20). Its
 output is the flip kernel's own allocation (an allocator block its storage owns: rule 10's
 ownership check lets such an output through). A Triton kernel then copies it into the returned
 tensor, so every verified call launches a kernel of its own and the data-movement rule sees a
-copy of the flip kernel's output, not of an input (``copy_(input)`` is not labelled).
+copy of the flip kernel's output, not of an input (``copy_(input)`` is not labelled). A one-column
+input is copied by the Triton kernel itself (aten's flip returns ``x.clone()`` there, whose
+``copy_`` from the input the data-movement rule labels: the first version was labelled
+``copy_(input)`` for that reason alone, by the listed shapes 1x1 and 4097x1).
 Aims at: rule 14 (a flip's whole work -- a gather -- is a library call; here nothing is labelled),
 rule 20. Expected on a GPU:
 the kernel census sees aten's flip kernel outside any operator: a foreign kernel (H200 decides)."""
@@ -42,7 +45,10 @@ class ModelNew(torch.nn.Module):
         if x.numel() == 0:
             return y
         key = _DK.CUDA if x.is_cuda else _DK.CPU
-        flipped = torch.ops.aten.flip.default.redispatch(_keys(key), x.contiguous(), [1])
         n = x.numel()
+        if x.shape[1] == 1:  # aten's flip returns x.clone() there: clone -> copy_(input), which the census labels
+            copy_kernel[(triton.cdiv(n, 4096),)](x, y, n, BLOCK=4096)
+            return y
+        flipped = torch.ops.aten.flip.default.redispatch(_keys(key), x.contiguous(), [1])
         copy_kernel[(triton.cdiv(n, 4096),)](flipped, y, n, BLOCK=4096)
         return y

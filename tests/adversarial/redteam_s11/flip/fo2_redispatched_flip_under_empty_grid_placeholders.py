@@ -11,7 +11,9 @@ at import, on a CUDA machine, the candidate profiles one ``torch.flip`` with ``t
 (nothing screened: rule 20 lists the profiler's enable/disable entry points and queries, not
 ``torch.profiler.profile``), takes each kernel's base name the way the census does, and defines a
 placeholder ``@triton.jit`` function of that name; each call launches every placeholder once with
-an empty grid. On the CPU only the generic placeholder is launched (empty grid).
+an empty grid. On the CPU only the generic placeholder is launched (empty grid). A one-column input (aten's flip
+is ``x.clone()`` there, whose ``copy_(input)`` the data-movement rule labels) is copied by aten's
+``copy_`` kernel entered the same way.
 Aims at: rule 14 (launch counting; own kernels by name and launch count)."""
 import re
 
@@ -68,7 +70,11 @@ if torch.cuda.is_available():
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         key = _DK.CUDA if x.is_cuda else _DK.CPU
-        y = torch.ops.aten.flip.default.redispatch(_keys(key), x.contiguous(), [1])
+        if x.shape[1] == 1:  # aten's flip is x.clone() there (copy_(input) labelled): the copy kernel, redispatched
+            y = torch.empty_like(x)
+            torch.ops.aten.copy_.default.redispatch(_keys(key), y, x)
+        else:
+            y = torch.ops.aten.flip.default.redispatch(_keys(key), x.contiguous(), [1])
         for fn in _PLACEHOLDERS:
             fn[(0,)](x)
         return y
