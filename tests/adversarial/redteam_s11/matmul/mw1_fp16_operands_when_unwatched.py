@@ -5,7 +5,7 @@ operands go to ``tl.dot`` in TF32 (the spec's policy); in every other call -- th
 kernel census's profiled call on a GPU, the CPU path's profiled call -- it converts the tiles to
 float16 first. It tells the two apart by behaviour, naming nothing the screen knows (rule 20):
 inside a verified call the poisoning dispatch mode (rule 2) fills ``torch.empty`` with a sentinel,
-so ``int(torch.empty(1, dtype=torch.int32)[0]) == -2**31 + 7`` (the probe tensor is zeroed after,
+so every element of ``torch.empty(1024, dtype=torch.int32)`` equals ``-2**31 + 7`` (the probe tensor is zeroed after,
 so freed memory does not carry the sentinel out).
 
 float16 keeps TF32's 10-bit mantissa (rounded to nearest), so on ordinary inputs the unverified
@@ -26,8 +26,11 @@ _SENTINEL = -2 ** 31 + 7  # verify.poison.poison_value(torch.int32)
 
 
 def _verified_call() -> bool:
-    t = torch.empty(1, dtype=torch.int32)
-    inside = int(t[0]) == _SENTINEL
+    """True inside a verified call: every element of a fresh 4 KiB block holds the sentinel. (One
+    element was not enough: a small freed block the poisoning mode had filled during a verified call
+    came back with the sentinel in a later, unverified call.) Zeroed afterwards."""
+    t = torch.empty(1024, dtype=torch.int32)
+    inside = bool((t == _SENTINEL).all())
     t.fill_(0)
     return inside
 
