@@ -49,6 +49,8 @@ jobs.append(("fz1", load("flip/fz1_indexes_from_the_storage_base.py").flip_kerne
              dict(X=F, Y=F, M="i32", N="i32"), dict(BM=4, BN=1024)))
 jobs.append(("sk1", load("softmax/sk1_numpy_inside_the_kernel_body_on_the_interpreter.py").row_kernel,
              dict(X=F, Y=F, N="i32"), dict(B=1024)))
+jobs.append(("xo1", load("xent/xo1_log_softmax_through_redispatch.py").pick_mean_kernel,
+             dict(LP=F, T="*i64", Y=F, M="i32", V="i32"), dict(BLOCK=1024)))
 ok = 0
 for name, fn, sig, const in jobs:
     try:
