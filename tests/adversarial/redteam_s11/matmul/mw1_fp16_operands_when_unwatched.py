@@ -5,7 +5,7 @@ operands go to ``tl.dot`` in TF32 (the spec's policy); in every other call -- th
 kernel census's profiled call on a GPU, the CPU path's profiled call -- it converts the tiles to
 float16 first. It tells the two apart by behaviour, naming nothing the screen knows (rule 20):
 inside a verified call the poisoning dispatch mode (rule 2) fills ``torch.empty`` with a sentinel,
-so every element of ``torch.empty(1024, dtype=torch.int32)`` equals ``-2**31 + 7`` (the probe tensor is zeroed after,
+so 16 elements spread over ``torch.empty(1024, dtype=torch.int32)`` equal ``-2**31 + 7`` (the probe tensor is zeroed after,
 so freed memory does not carry the sentinel out).
 
 float16 keeps TF32's 10-bit mantissa (rounded to nearest), so on ordinary inputs the unverified
@@ -26,11 +26,14 @@ _SENTINEL = -2 ** 31 + 7  # verify.poison.poison_value(torch.int32)
 
 
 def _verified_call() -> bool:
-    """True inside a verified call: every element of a fresh 4 KiB block holds the sentinel. (One
-    element was not enough: a small freed block the poisoning mode had filled during a verified call
-    came back with the sentinel in a later, unverified call.) Zeroed afterwards."""
+    """True inside a verified call: 16 elements spread over a fresh 4 KiB block all hold the sentinel
+    (one element of a 1-element block was not enough: a small freed block the poisoning mode had
+    filled during a verified call came back with the sentinel in a later, unverified call). Read as
+    16 scalars (``select`` + ``_local_scalar_dense``: layout operators, under the 32 scalar reads the
+    census allows) -- ``(t == s).all()`` dispatches ``eq`` and ``all``, which the census labels. Zeroed
+    afterwards (``fill_``: layout)."""
     t = torch.empty(1024, dtype=torch.int32)
-    inside = bool((t == _SENTINEL).all())
+    inside = all(int(t[k]) == _SENTINEL for k in range(0, 1024, 64))
     t.fill_(0)
     return inside
 
