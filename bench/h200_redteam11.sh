@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Red team s11 (issue 10 item 8), the GPU part, on the H200 (<= 150 s; hard timeouts 60 + 60 + 30 s; two trials per listed shape):
+# Red team s11 (issue 10 item 8), the GPU part, on the H200 (<= 150 s; hard timeouts 55 + 55 + 35 s; two trials per listed shape):
 #   bash bench/h200_redteam11.sh "$OUT/rt11"
 # 1. matmul_bias_gelu float32 (ladder cut to v0: eager, cuBLAS): mw1 (TF32 in verified calls, float16 operands in
 #    every call without the poisoning mode: timed calls, kernel census) and its twin mw1twin (the same file with
-#    CHEAT = False: always TF32), mo1 (addmm through _op_dk below the Python key), mh3 (honest bfloat16x3); 60 s.
+#    CHEAT = False: always TF32), mo1 (addmm through _op_dk below the Python key), mh3 (honest bfloat16x3); 55 s.
 # 2. conv_relu_maxpool float32 (v0: eager cuDNN): cw1 + twin cw1twin (as mw1), co1 (cudnn_convolution through
-#    _op_dk + Triton epilogue), cp1 (packed weights cached on torch.initial_seed()), ch1 (honest Winograd); 60 s.
+#    _op_dk + Triton epilogue), cp1 (packed weights cached on torch.initial_seed()), ch1 (honest Winograd); 55 s.
 # 3. flip2d float32 (v0): fo1 (aten flip through _op_dk + Triton copy), fo2 (the same, no kernel of its own: empty-grid
 #    placeholders named after the profiled flip kernels), ft1 (identity memo + aten::flip overridden with
-#    torch.library), fh5 (honest persistent grid); 30 s.
+#    torch.library), fh5 (honest persistent grid); 35 s.
 # Under the given directory: logs, observations, summary.txt (summarize.py: verdict, library_calls,
 # foreign_kernels, precision, reason) and times.txt (median_ms, verify_s of every observation).
 # Look for: mw1 and cw1 accepted with a median_ms clearly below their twins' (a fake speedup: float16 tensor-core
@@ -36,9 +36,9 @@ run() {  # name seconds args...
   echo "$name: rc=$? $(( $(date +%s) - t0 )) s" >> "$OUTDIR/rc.txt"
 }
 X=exploration.sources=[external]
-run matmul 60 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
-run conv 60 task=conv_relu_maxpool 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/conv]"
-run flip 30 task=flip2d 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/flip]"
+run matmul 55 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
+run conv 55 task=conv_relu_maxpool 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/conv]"
+run flip 35 task=flip2d 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/flip]"
 python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/conv "$OUTDIR"/flip > "$OUTDIR/summary.txt" 2>&1
 python3 - "$OUTDIR"/matmul "$OUTDIR"/conv "$OUTDIR"/flip > "$OUTDIR/times.txt" 2>&1 <<'PY'
 import glob, sys

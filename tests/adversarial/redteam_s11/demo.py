@@ -59,6 +59,11 @@ xm, wm, bm = mm.get_inputs(dict(M=37, N=65, K=33), torch.float32, "cpu", g)
 mo1 = load("matmul/mo1_addmm_through_redispatch.py").ModelNew()
 print("mo1 library_calls", census_of(mo1, [xm, wm, bm], ["mm", "addmm"]),
       "| torch.addmm:", census_of(lambda a, b_, c: torch.addmm(c, a, b_), [xm, wm, bm]))
+xo1 = load("xent/xo1_log_softmax_through_redispatch.py").ModelNew()
+lg, tg = 2 * torch.randn(64, 1000, generator=g), torch.randint(0, 1000, (64,), generator=g)
+print("xo1 library_calls", census_of(xo1, [lg, tg]), "| F.cross_entropy:",
+      census_of(lambda a, t: torch.nn.functional.cross_entropy(a, t), [lg, tg]),
+      f"| loss error {abs(xo1(lg, tg).item() - torch.nn.functional.cross_entropy(lg.double(), tg).item()):.1e}")
 xf = torch.randn(37, 1000, generator=g)
 for f in ("flip/fo1_flip_through_redispatch.py", "flip/fo2_redispatched_flip_under_empty_grid_placeholders.py"):
     m = load(f).ModelNew()
