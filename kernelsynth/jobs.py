@@ -18,7 +18,7 @@ import subprocess
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 import torch._dynamo  # noqa: F401 - imported first: importing it rebinds torch.manual_seed, which the
@@ -37,6 +37,7 @@ from .verify.inputs import apply_probe, probe_has_precision
 from .audit import special_values_of
 from .verify.transport import audit_view
 from .verify.census import profiled_of
+from .verify.guard import dispatch_tables
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, check_outputs_released, compare, digest,
                      guard_also, reset_returned,
@@ -282,6 +283,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     threads = None if trusted else thread_ids()  # threads alive before the candidate's import
     guard_also(reference=ref_mod, **{"reference.Model": ref_mod.Model})
     guard = None if trusted else integrity_snapshot()
+    if guard is not None:  # the reference's operators' kernels, before the candidate's import (rule 13)
+        guard.dispatch = dispatch_tables(set(p.reference_ops or []) | set(_reference_dispatch(ref_mod, p, device, dtype)))
     fingerprint = process_fingerprint()
     modules_before = set(sys.modules)
     mod = None if backend is None else backend.load(cand.file)
@@ -366,7 +369,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             started = time.perf_counter()
             is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
             out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own, big.out_dtype,
-                             profiled))
+                             profiled, models_for=models_for))
             out.timing_s = time.perf_counter() - started
         else:
             reports += [r for r in [check_small_groups(reports)] if r is not None]  # rule 23's pool
@@ -425,11 +428,15 @@ def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, pro
     pristine = [x.clone() for x in inputs]
     got, ops = profiled_ops(model, inputs, policy.device)  # a thread started in the call fails it
     try:
-        compare(got, run_reference(ref_model, pristine, p.comparison, policy.dtype), p.comparison, policy.tol,
-                out_dtype)
+        ref = run_reference(ref_model, [x.clone() for x in pristine], p.comparison, policy.dtype)
+        compare(got, ref, p.comparison, policy.tol, out_dtype)
+        _unverified_precision(ref_model, p, policy, shape)(got, pristine, ref)  # rule 15's checks: no timing here
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the profiled call (census): {e}") from None
     profiled.update(ops)
+    gen = torch.Generator(device=policy.device).manual_seed(trial_seed(p.seed, "unwatched"))
+    _unwatched_scale_probes(model, ref_model, p, policy, pristine, gen, out_dtype, where="the last listed shape",
+                            models_for=models_for, shape=shape, si=si)
 
 
 def _reduction(p: JobRequest):
@@ -543,7 +550,19 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
 FRESH_TIMED_BYTES = 256 << 20
 
 
-def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy):
+def _reference_dispatch(ref_mod, p: JobRequest, device: torch.device, dtype: torch.dtype) -> List[str]:
+    """The aten operators one call of the reference dispatches at the first listed shape, in this
+    worker before the candidate is imported (their kernels are then guarded: rule 13,
+    :func:`kernelsynth.verify.guard.dispatch_tables`)."""
+    if not p.verify_shapes:
+        return []
+    shape = p.verify_shapes[0]
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "dispatch-ops"))
+    return aten_ops_of(_reference(ref_mod, init_inputs(ref_mod, shape), device, dtype),
+                       ref_mod.get_inputs(shape, dtype, device, gen), device)
+
+
+def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=None):
     """``check(out, inputs, ref, terms=None) -> terms``: the precision rule (VERIFICATION.md rule
     23) on the output of a call the harness did not verify -- a timed call, the kernel census's
     profiled call -- against the honest computations on its own ``inputs`` (``terms``: reuse those
@@ -561,14 +580,14 @@ def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy):
             return terms
         terms = terms or honest.terms(ref_model, inputs, ref)
         meter = PrecisionMeter(policy.precision)
-        meter.add(out, ref, terms, slack=policy.slack(p.timing_shape, 1.0))
+        meter.add(out, ref, terms, slack=policy.slack(shape or p.timing_shape, 1.0))
         meter.check("precision of an unverified call")
         return terms
     return check
 
 
 def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None,
-          out_dtype=None, profiled: Optional[set] = None) -> Dict[str, Any]:
+          out_dtype=None, profiled: Optional[set] = None, models_for=None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
@@ -664,29 +683,40 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
             check_integrity(policy.guard)
         res["foreign_kernels"] = None if foreign is None else (",".join(foreign) or None)
         res["kernel_census"] = foreign is not None
-    _unwatched_scale_probes(model, ref_model, p, policy, shadow, gen, out_dtype)
+    _unwatched_scale_probes(model, ref_model, p, policy, shadow, gen, out_dtype, models_for=models_for,
+                            shape=p.timing_shape)
     return res
 
 
-def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolicy, inputs, gen, out_dtype) -> None:
+def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolicy, inputs, gen, out_dtype,
+                            where: str = "the timing shape", models_for=None, shape=None, si: int = 0) -> None:
     """Each fixed ``scale`` probe of the spec (VERIFICATION.md rule 24) once more at the timing
-    shape, as a plain call like the timed ones -- no poisoning mode, no census -- on the last
+    shape (on the CPU path, which times nothing: the last listed shape, after the profiled call),
+    as a plain call like the timed ones -- no poisoning mode, no census -- on the last
     timed call's inputs times the probe's factor (the parameters as built: an input-only scale),
-    compared with the float64 reference on them under the probe's tolerance. A candidate that
+    compared with the float64 reference on them under the probe's tolerance; a probe that also
+    scales the parameters (``params: true``) gets a fresh pair from ``models_for(shape, "probe<k>",
+    si, 0)``, built as that probe's verified trials are (its tolerance assumes both). A candidate that
     keeps to the policy only where it can tell it is verified (redteam_s11 cw1: float16 operands
     when ``torch.empty`` does not hold the poisoning sentinel) overflows here as it would under
     the probe. Ranged probes (compared only, a factor per trial) and the other kinds are left to
     the verified trials. Raises VerificationFailure naming the probe."""
-    for probe in p.probes:
+    for k, probe in enumerate(p.probes):
         if probe.get("kind") != "scale" or "low" in probe:
             continue
+        cand, reference = model, ref_model
+        if probe.get("params"):
+            if models_for is None:
+                continue
+            cand, reference = models_for(shape, f"probe{k}", si, 0)
         scaled = apply_probe([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], probe, gen)
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in scaled]
         with torch.no_grad():
-            out = model(*scaled)
-            ref = run_reference(ref_model, pristine, p.comparison, policy.dtype)
+            out = cand(*scaled)
+            ref = run_reference(reference, pristine, p.comparison, policy.dtype)
         try:
             compare(out, ref, p.comparison, probe_tolerance(policy.tol, probe), out_dtype)
         except VerificationFailure as e:
-            raise VerificationFailure(f"an unverified call at the timing shape with the inputs times "
+            what = "the inputs and parameters" if probe.get("params") else "the inputs"
+            raise VerificationFailure(f"an unverified call at {where} with {what} times "
                                       f"{probe['value']:g} (input-range probe, outside the poisoning mode): {e}") from None

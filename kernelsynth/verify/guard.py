@@ -34,7 +34,9 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            # patched torch.profiler.profile.events), RecordFunction's switch
            "torch.profiler", "torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", "torch.autograd",
            "torch.autograd.profiler", "torch._C._autograd", "torch.utils._python_dispatch",
-           "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides", "torch.overrides.TorchFunctionMode")
+           "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides", "torch.overrides.TorchFunctionMode",
+           # the operator handle, whose redispatch_boxed the census wraps (redteam_s11 co1)
+           "torch._C._DispatchOperatorHandle")
 
 
 def _namespace(name: str):
@@ -137,6 +139,9 @@ def check_integrity(before: Dict[str, int]) -> None:
     is unchanged; only when one differs (or ``before`` is a plain dict) is the full snapshot
     taken and compared. The quick pass is what keeps this check, run after every trial, at a
     fraction of a millisecond."""
+    tables = getattr(before, "dispatch", None)
+    if tables:  # kernels of the reference's operators registered by the candidate (redteam_s11 ft1)
+        check_dispatch(tables)
     quick = getattr(before, "quick", None)
     if quick is not None and set(quick) == {name for name, _ in _guarded()} and \
             all(quick[name] == _quick(ns) for name, ns in _guarded()):
@@ -180,3 +185,37 @@ def check_no_new_threads(before: frozenset) -> None:
         raise VerificationFailure(f"{len(new)} thread(s) started by the candidate still running after the call "
                                   f"({', '.join(sorted(names.get(i, str(i)) for i in new))}): background work "
                                   "is not allowed")
+
+
+#: Dispatch keys whose kernels compute an operator's result (a registration there changes what the
+#: reference computes); the lines of ``torch._C._dispatch_dump_table`` that :func:`dispatch_tables` keeps.
+_COMPUTING_KEYS = ("CPU:", "CUDA:", "CompositeImplicitAutograd", "CompositeExplicitAutograd", "AutogradCPU:",
+                   "AutogradCUDA:", "Python:")
+
+
+def dispatch_tables(ops) -> Dict[str, str]:
+    """``{"aten::op": its computing kernels}`` for the operator names ``ops`` (``flip``,
+    ``aten::flip``, ``flip.default``): the lines of ``torch._C._dispatch_dump_table`` for the
+    :data:`_COMPUTING_KEYS`, each naming where its kernel was registered. Names that are no
+    operator are left out. Taken before the candidate is imported."""
+    out = {}
+    for name in ops or ():
+        qual = name if "::" in name else f"aten::{str(name).split('.')[0]}"
+        try:
+            table = torch._C._dispatch_dump_table(qual)
+        except Exception:  # noqa: BLE001 - not an operator
+            continue
+        out[qual] = "\n".join(line for line in table.splitlines() if line.startswith(_COMPUTING_KEYS))
+    return out
+
+
+def check_dispatch(before: Dict[str, str]) -> None:
+    """Raise TamperingError when a kernel of an operator of ``before`` (:func:`dispatch_tables`) was
+    registered or replaced since: a ``torch.library`` override of ``aten::flip`` changes the
+    reference the worker compares with (tests/adversarial/redteam_s11 ft1: its override returned
+    the candidate's stale answers, so the staleness check agreed with them)."""
+    now = dispatch_tables(before)
+    changed = sorted(k for k, v in before.items() if now.get(k) != v)
+    if changed:
+        raise TamperingError(f"the candidate registered a kernel for {', '.join(changed[:5])} (a dispatcher "
+                             "registration changes what the reference computes)")

@@ -1,0 +1,62 @@
+"""Session 11: holes of tests/adversarial/redteam_s11 on the CPU path, each red-team file through
+the real harness (:func:`kernelsynth.jobs.evaluate` in this process, the task's CPU plan cut to a
+few listed shapes and trials, no derived shapes; the helper of tests/test_redteam_s10_holes.py),
+next to an honest candidate of the same task that stays accepted and unlabelled:
+
+* ft1 (a ``torch.library`` kernel for ``aten::flip`` that agrees with its stale answers): rule 13,
+  the reference's operators' kernels are guarded (tampering);
+* fo1, mo1, xo1 (the library reached through ``OpOverload.redispatch`` below the Python key):
+  rule 14 labels ``redispatch:<op>`` (kept out of kernel records);
+* fz1 (a flip addressing its input's storage base): rule 1, inputs at a storage offset;
+* mw1 (float16 operands whenever the poisoning mode's sentinel is absent): rule 15, a fixed scale
+  probe once more as a plain call.
+"""
+
+import pytest
+
+from conftest import ROOT
+from test_redteam_s10_holes import SPECS, _evaluate  # noqa: F401 - the shared harness helper
+
+RT11 = ROOT / "tests" / "adversarial" / "redteam_s11"
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def test_a_dispatcher_registration_for_the_references_operator_is_tampering():
+    from kernelsynth.verify.failures import TamperingError
+
+    with pytest.raises(TamperingError, match="registered a kernel for aten::flip"):
+        _evaluate(SPECS / "flip2d" / "spec.yaml", [RT11 / "flip/ft1_identity_memo_with_the_reference_flip_overridden.py"],
+                  shapes=2, trials=1)
+
+
+def test_redispatch_below_the_python_key_is_labelled_and_offset_inputs_meet_a_storage_base_kernel():
+    got = _evaluate(SPECS / "flip2d" / "spec.yaml",
+                    [RT11 / "flip/fo1_flip_through_redispatch.py", RT11 / "flip/fz1_indexes_from_the_storage_base.py",
+                     RT11 / "flip/fh5_persistent_grid_stride_tiles.py"], shapes=3, trials=2)
+    verdict, _, calls, _ = got["fo1_flip_through_redispatch"]
+    assert verdict == "accepted" and "redispatch:flip" in calls.split(",")  # labelled: no kernel record
+    verdict, reason, _, _ = got["fz1_indexes_from_the_storage_base"]
+    assert verdict == "rejected" and "not bit-exact" in reason, reason
+    assert got["fh5_persistent_grid_stride_tiles"][0] == "accepted" and got["fh5_persistent_grid_stride_tiles"][2] is None
+
+
+def test_matmul_through_redispatch_is_labelled_and_float16_outside_verified_calls_is_rejected():
+    got = _evaluate(SPECS / "matmul_bias_gelu" / "spec.yaml",
+                    [RT11 / "matmul/mo1_addmm_through_redispatch.py", RT11 / "matmul/mw1_fp16_operands_when_unwatched.py",
+                     RT11 / "matmul/mh3_bf16x3_split_operands.py"], shapes=2, trials=2)
+    verdict, _, calls, _ = got["mo1_addmm_through_redispatch"]
+    assert verdict == "accepted" and "redispatch:addmm" in calls.split(",")
+    verdict, reason, _, _ = got["mw1_fp16_operands_when_unwatched"]
+    assert verdict == "rejected" and "outside the poisoning mode" in reason and "NaN" in reason, reason
+    assert got["mh3_bf16x3_split_operands"][0] == "accepted" and got["mh3_bf16x3_split_operands"][2] is None
+
+
+def test_cross_entropy_through_redispatch_is_labelled():
+    got = _evaluate(SPECS / "cross_entropy" / "spec.yaml", [RT11 / "xent/xo1_log_softmax_through_redispatch.py"],
+                    shapes=2, trials=1)
+    verdict, _, calls, _ = got["xo1_log_softmax_through_redispatch"]
+    assert verdict == "accepted" and "redispatch:_log_softmax" in calls.split(",")
