@@ -214,12 +214,27 @@ def _place(model, device: torch.device, dtype: torch.dtype):
     return model.eval()
 
 
+def seed_draws(seed: int) -> None:
+    """Seed the generators a module's constructor draws from: the CPU default generator and, only
+    when CUDA is already initialised in this process, every CUDA device's. For modules built on
+    the CPU (every reference and candidate: built, then moved by :func:`_place`) the draws are
+    those after ``torch.manual_seed(seed)`` (``tests/test_protocol_cost.py``); unlike it, no lazy
+    seeding call is queued for device types never initialised here (MPS, XPU, MTIA, and CUDA on
+    the CPU path: each such call formats a stack trace, ``traceback.format_stack``, and some
+    queues only grow: 0.10 s per 100 builds on the H200, session 11). ``seed``: an int in
+    ``torch.manual_seed``'s range; ValueError outside it (as ``torch.manual_seed``)."""
+    seed = int(seed)
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
+
+
 def _constructing(seed: int, perturb):
-    """``torch.manual_seed(seed)``, then the context a module is constructed in: the parameter
+    """:func:`seed_draws` (``torch.manual_seed``'s draws on the CPU), then the context a module is constructed in: the parameter
     perturbation ``perturb`` of VERIFICATION.md rule 21 (``"plant"``/``"swap"``/``"inside"``/``"rest"``:
     :class:`kernelsynth.verify.params.PerturbDraws`, its block planted in all four), an input-range probe's parameter scaling
     (``("scale", s)``: :class:`kernelsynth.verify.params.ScaleDraws`, rule 24) or none (None)."""
-    torch.manual_seed(seed)
+    seed_draws(seed)
     if isinstance(perturb, tuple):
         return ScaleDraws(perturb[1])
     return PerturbDraws(seed, perturb, plant=True) if perturb else nullcontext()
