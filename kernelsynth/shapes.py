@@ -398,7 +398,9 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
             if fit(n, value, constraints) != value:
                 continue
             # packed into the first added shape without a large value of this dim, within the budget
+            # (and, packed, with the value's specialisation key at this dim: its tuple of keys stays)
             home = next((k for k, a in enumerate(added) if pack and n not in holds[k]
+                         and (spec_key(a[n]) == spec_key(value) or not pack)
                          and fits(dict(a, **{n: value}))
                          and dict(a, **{n: value}) not in every + added), None)
             if home is not None:
@@ -406,10 +408,30 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
                 holds[home].add(n)
                 continue
             shape = dict(base, **{n: value})
+            if pack:  # on a tuple of keys a shape already has (no new compile), the others at its smallest values
+                shape = _on_paid_tuple(names, n, value, every + added, fits, constraints) or shape
             if fits(shape) and shape not in every + added:
                 added.append(shape)
                 holds.append({n})
     return out + added
+
+
+def _on_paid_tuple(names: Sequence[str], n: str, value: int, shapes: Sequence[Dict[str, int]], fits: Callable,
+                   constraints: Optional[Constraints]) -> Optional[Dict[str, int]]:
+    """A shape with dim ``n`` at ``value`` and every other dim at the smallest value
+    (:func:`key_value`) of its key in a tuple of :func:`spec_key` keys one of ``shapes`` has and
+    whose dim ``n`` has ``value``'s key: the one with the fewest elements that ``fits`` and is none
+    of ``shapes``; None when there is none."""
+    best = None
+    for keys in dict.fromkeys(tuple(spec_key(s[m]) for m in names) for s in shapes):
+        if keys[names.index(n)] != spec_key(value):
+            continue
+        trial = {m: value if m == n else key_value(m, key, constraints) for m, key in zip(names, keys)}
+        if None in trial.values() or not fits(trial) or trial in shapes:
+            continue
+        if best is None or math.prod(trial.values()) < math.prod(best.values()):
+            best = trial
+    return best
 
 
 #: The classes of higher 2-adic valuation every dim reaches at a large value on a GPU
@@ -452,6 +474,20 @@ def spec_key(value: int) -> int:
     return 1 if value == 1 else JIT_DIVISOR if value % JIT_DIVISOR == 0 else 0
 
 
+def key_value(name: str, key: int, constraints: Optional[Constraints] = None) -> Optional[int]:
+    """The smallest value of dim ``name`` its ``constraints`` allow (:func:`fit`) whose
+    :func:`spec_key` is ``key`` (1, :data:`JIT_DIVISOR` or 0), or None when there is none (a key of
+    1 for a dim whose ``min`` is above 1, a key of 0 for a dim that must be a multiple of 16)."""
+    if key == 1:
+        return 1 if fit(name, 1, constraints) == 1 else None
+    v = fit(name, JIT_DIVISOR if key == JIT_DIVISOR else 2, constraints)
+    for _ in range(64):  # the first allowed values in turn (a multiple_of steps them)
+        if spec_key(v) == key:
+            return v
+        v = fit(name, v + 1, constraints)
+    return None
+
+
 def in_class(value: int, r: int, modulus: int, multiple_of: int = 1) -> bool:
     """True when ``value`` is ``multiple_of * u`` with ``u = r mod modulus``."""
     return value % multiple_of == 0 and (value // multiple_of) % modulus == r
@@ -485,13 +521,18 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
     and is left out when even that does not fit (attention's S x S at 65537). Packed, so a task of
     two dims needs about 10 new shapes, not 18.
 
-    Packed by specialisation key (:func:`spec_key`): a value joins only a shape whose large values
-    have its key (1, a multiple of :data:`JIT_DIVISOR`, or neither), and at the end an added shape
-    whose tuple of keys no shape of ``shapes`` has gets the dims it holds no large value of raised
-    to the smallest value of that key in ``shapes`` (when it still ``fits`` and then has a known
-    tuple). A JIT compiler (Triton, Inductor) compiles a kernel again for every new tuple, inside
-    the protocol's time, once per config: flip2d's 8 mod 16 x 16 mod 32 and 1024 mod 2048 x 1
-    shapes cost two compiles of every kernel that no listed, derived or timing shape needed.
+    Packed by specialisation key (:func:`spec_key`; a JIT compiler -- Triton, Inductor --
+    compiles a kernel again for every new tuple of keys, inside the protocol's time, once per
+    config): every added shape has a tuple of keys fixed when it is made, and a value joins only
+    a shape whose tuple has the value's key at its dim. A value that joins no shape starts one on
+    a tuple some shape already has -- one of ``shapes`` (no compile) or of an earlier added shape
+    (one compile for all of them) --, with every other dim at the smallest value of that tuple's
+    key the constraints allow (:func:`key_value`: 1, 16, or the smallest value that is neither),
+    the tuple whose shape has the fewest elements first; only when none ``fits`` does it start a
+    shape with every other dim at its smallest value in ``shapes`` (a new tuple, which later
+    values may reuse). Session 10 packed by the large values' keys alone: conv_relu_maxpool's
+    304 x 304 x 304 x 2 x 2 (16, 16, 16, 0, 0) and six other new tuples cost a compile of every
+    kernel that no listed, derived or timing shape needed (cost11: 7 -> 1 at seeds 0-2).
 
     ``shapes``: dicts of named positive dims, all with the same names (listed, derived and timing
     shapes). ``constraints``: per dim ``min``/``multiple_of`` (:func:`fit`). Returns new dicts,
@@ -505,22 +546,50 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
     added: List[Dict[str, int]] = []
     holds: List[set] = []  # the dims each added shape gives a large value
 
+    paid = [tuple(spec_key(s[n]) for n in names) for s in shapes]  # tuples compiled already, in order
+    paid = list(dict.fromkeys(paid))
+    tuples: List[tuple] = []  # the tuple of keys of each added shape (fixed when it is made)
+
+    def taken(trial) -> bool:
+        return trial in list(shapes) or trial in added
+
     def place(n: str, values: Sequence[int]) -> None:
-        for k, a in enumerate(added):
+        for k, a in enumerate(added):  # joins a shape whose tuple has the value's key at this dim
             if n in holds[k]:
                 continue
             for v in values:
-                if any(spec_key(a[h]) != spec_key(v) for h in holds[k]):
-                    continue  # one specialisation key per shape's large values
                 trial = dict(a, **{n: v})
-                if fits(trial) and trial not in list(shapes) + added:
+                if spec_key(v) == tuples[k][names.index(n)] and fits(trial) and not taken(trial):
                     added[k] = trial
                     holds[k].add(n)
                     return
+        options = []  # a new shape on a tuple already paid for, the other dims at that tuple's smallest values
+        for v in values:
+            for keys in paid:
+                if keys[names.index(n)] != spec_key(v):
+                    continue
+                fill = {m: key_value(m, key, constraints) for m, key in zip(names, keys) if m != n}
+                if None in fill.values():
+                    continue
+                trial = dict(fill, **{n: v})
+                trial = {m: trial[m] for m in names}
+                if fits(trial) and not taken(trial):
+                    options.append((math.prod(trial.values()), len(options), trial, keys))
+            if options:
+                break
+        if options:
+            _, _, trial, keys = min(options)
+            added.append(trial)
+            holds.append({n})
+            tuples.append(keys)
+            return
         shape = dict(base, **{n: values[0]})
-        if fits(shape) and shape not in list(shapes) + added:
+        if fits(shape) and not taken(shape):
             added.append(shape)
             holds.append({n})
+            tuples.append(tuple(spec_key(shape[m]) for m in names))
+            if tuples[-1] not in paid:
+                paid.append(tuples[-1])
 
     for n in names:
         m = mults[n]
@@ -541,20 +610,6 @@ def extreme_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[
             values = [v for v in dict.fromkeys((value, smallest)) if fit(n, v, constraints) == v]
             if values:
                 place(n, values)
-    known = {tuple(spec_key(s[n]) for n in names) for s in shapes}
-    for k, a in enumerate(added):  # the other dims at a value of the large values' key: no new compile
-        keys = {spec_key(a[h]) for h in holds[k]}
-        if tuple(spec_key(a[n]) for n in names) in known or len(keys) != 1:
-            continue
-        key = keys.pop()
-        trial = dict(a)
-        for n in names:
-            if n not in holds[k] and spec_key(a[n]) != key:
-                same = [s[n] for s in shapes if spec_key(s[n]) == key and fit(n, s[n], constraints) == s[n]]
-                trial[n] = min(same) if same else a[n]
-        if tuple(spec_key(trial[n]) for n in names) in known and fits(trial) \
-                and trial not in list(shapes) + added[:k] + added[k + 1:]:
-            added[k] = trial
     return added
 
 

@@ -115,14 +115,16 @@ def test_plan_shape_counts_stay_small():
     these tasks (odd and one other residue: flip2d and softmax_rows 4 -> 6, conv_relu_maxpool 7 -> 12;
     all 3 would be 8 and 17). On the GPU the
     higher valuations and long values (shapes.extreme_shapes, packed across dims) add 10 shapes to
-    flip2d and softmax_rows (2 dims: 8 classes and a long value each) and 22 to
-    conv_relu_maxpool (5 dims, two or three large together within the budget), none on the
+    flip2d and softmax_rows (2 dims: 8 classes and a long value each) and 32 to
+    conv_relu_maxpool (5 dims, one to three large together within the budget; 22 when packed by
+    the large values' keys alone, session 10, which cost 7 new specialisation keys: packed on
+    tuples of keys the other shapes have, 10 more small shapes and 1 new key, cost11), none on the
     interpreter."""
     counts = {(t, hw.target): len(_plan(t, hw)[2]) for t in ("flip2d", "softmax_rows", "conv_relu_maxpool")
               for hw in (CPU, GPU)}
     assert counts == {("flip2d", "cpu"): 6, ("flip2d", "h200"): 3 + 10, ("softmax_rows", "cpu"): 6,
                       ("softmax_rows", "h200"): 4 + 10, ("conv_relu_maxpool", "cpu"): 12,
-                      ("conv_relu_maxpool", "h200"): 11 + 22}, counts
+                      ("conv_relu_maxpool", "h200"): 11 + 32}, counts
     for hw in (CPU,):
         for t in ("flip2d", "softmax_rows", "conv_relu_maxpool"):
             listed, derived = _plan(t, hw)[1:]
@@ -265,10 +267,15 @@ def test_gpu_extreme_shapes_add_no_specialisation_key_to_flip2d():
     (M, N) = (280, 272) and (1024, 1), whose (1 / multiple of 16 / other) keys no listed, derived
     or timing shape had, so every Triton kernel of every config compiled twice more inside
     verify_s. Packed by key, the H200 plan adds no key for flip2d and at most one for softmax_rows,
-    while every dim still reaches every class (the test above)."""
+    while every dim still reaches every class (the test above). Packed on tuples of keys a shape
+    already has (cost11: shapes.extreme_shapes, and residue_shapes' added shapes), softmax_rows and
+    matmul_bias_gelu get none (1 and 3 before) and conv_relu_maxpool 2 (11 before: derived_shapes'
+    fresh N = 1 shape, and N's classes of 256 mod 1024 and up, which fit no known tuple within the
+    budget)."""
     from kernelsynth.shapes import spec_key
 
-    for task, most, seeds in (("flip2d", 0, (0, 1, 2)), ("softmax_rows", 1, (0,))):
+    for task, most, seeds in (("flip2d", 0, (0, 1, 2)), ("softmax_rows", 0, (0,)), ("matmul_bias_gelu", 0, (0,)),
+                              ("conv_relu_maxpool", 2, (0,))):
         for seed in seeds:
             spec, listed, derived = _plan(task, H200, seed)
             keys = lambda shapes: {tuple(spec_key(s[n]) for n in listed[0]) for s in shapes}  # noqa: E731
