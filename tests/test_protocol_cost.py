@@ -68,3 +68,31 @@ def test_integrity_quick_pass_compares_by_identity_not_equality():
     finally:
         del torch.Tensor.flip_alias_cost11
     check_integrity(before)
+
+
+def test_release_check_collects_young_cycles_first_and_still_fails_a_kept_output(monkeypatch):
+    import gc
+
+    from kernelsynth.verify import VerificationFailure
+    from kernelsynth.verify import poison
+
+    generations = []
+    collect = gc.collect
+    monkeypatch.setattr(poison.gc, "collect", lambda g=2: generations.append(g) or collect(g))
+
+    class Node:
+        pass
+
+    poison.reset_returned()
+    out = torch.zeros(64)
+    poison.note_returned(out)
+    a, b = Node(), Node()
+    a.other, b.other, a.out = b, a, out  # only garbage holds it: a cycle of the last call
+    del out, a, b
+    assert poison.check_outputs_released() == 1 and generations == [1]  # no full collection
+    generations.clear()
+    kept = [torch.zeros(64)]
+    poison.note_returned(kept[0])
+    with pytest.raises(VerificationFailure, match="kept 1 of the 1 outputs"):
+        poison.check_outputs_released()
+    assert generations == [1, 2]  # still alive after the young ones: all generations, then the verdict
