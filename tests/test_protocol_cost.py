@@ -96,3 +96,43 @@ def test_release_check_collects_young_cycles_first_and_still_fails_a_kept_output
     with pytest.raises(VerificationFailure, match="kept 1 of the 1 outputs"):
         poison.check_outputs_released()
     assert generations == [1, 2]  # still alive after the young ones: all generations, then the verdict
+
+
+def test_checksum_read_back_once_is_the_documented_formula(monkeypatch):
+    """transport._checksum reads every chunk's sums back in one host sync (cost11): the value is
+    still the docstring's formula, computed here in Python over the bits, per dtype width."""
+    from kernelsynth.verify import transport
+    from kernelsynth.verify.comparison import _bits
+
+    monkeypatch.setattr(transport, "CHECKSUM_CHUNK", 64)
+    P = transport._PRIME
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        x = (torch.randn(10, 33, generator=torch.Generator().manual_seed(3)) * 100).to(dtype)
+        bits = [int(b) for b in _bits(x).reshape(-1)]
+        if x.element_size() > 4:
+            bits = [b % P for b in bits]
+        want = [0, 0]
+        for k, m in enumerate(transport._MULTS):
+            for c in range(0, len(bits), 64):
+                chunk = sum(b * ((j * m + k + 1) % P + 1) % P for j, b in enumerate(bits[c:c + 64])) % P
+                want[k] = (want[k] + chunk * (((c // 64) * m + k + 1) % P + 1)) % P
+        assert transport._checksum(x) == want, dtype
+
+
+def test_allclose_compare_reads_back_once_and_keeps_its_order_of_reasons():
+    """compare (allclose) reads its three verdicts and two statistics back together (cost11): the
+    reason is still the first class that fails (NaN, then Inf, then the tolerance) and the
+    statistics are the largest error and its ratio to the largest finite |reference|."""
+    from kernelsynth.verify import VerificationFailure, compare
+
+    tol = {"atol": 1e-3, "rtol": 1e-3}
+    ref = torch.tensor([1.0, -4.0, float("inf"), float("nan")], dtype=torch.float64)
+    errs = compare(torch.tensor([1.0005, -4.002, float("inf"), float("nan")]), ref, "allclose", tol, torch.float32)
+    assert errs["max_abs_err"] == pytest.approx(0.002, rel=1e-3)
+    assert errs["max_rel_err"] == pytest.approx(0.002 / 4.0, rel=1e-3)
+    for got, reason in (([2.0, 0.0, 1.0, 0.0], "NaN"), ([2.0, -4.0, 1.0, float("nan")], "Inf"),
+                        ([2.0, -4.0, float("inf"), float("nan")], "outside")):
+        with pytest.raises(VerificationFailure, match=reason):
+            compare(torch.tensor(got), ref, "allclose", tol, torch.float32)
+    empty = torch.zeros(0, 3, dtype=torch.float64)
+    assert compare(torch.zeros(0, 3), empty, "allclose", tol, torch.float32) == {"max_abs_err": 0.0, "max_rel_err": 0.0}

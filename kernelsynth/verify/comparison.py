@@ -118,22 +118,26 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
         if bool(bad.any()):
             raise VerificationFailure("not bit-exact: " + describe_mismatch(out, ref, bad))
         return {"max_abs_err": 0.0, "max_rel_err": 0.0}
-    o, r = out.double(), ref.double()
-    nan_o, nan_r = torch.isnan(o), torch.isnan(r)
-    if bool((nan_o != nan_r).any()):
-        raise VerificationFailure("NaN where the reference has none (or the reverse): "
-                                  + describe_mismatch(o, r, nan_o != nan_r))
-    inf_bad = torch.isinf(o) != torch.isinf(r)
-    if bool(inf_bad.any()):
-        raise VerificationFailure("Inf where the reference has none (or the reverse): " + describe_mismatch(o, r, inf_bad))
-    finite = torch.isfinite(r)
-    o, r = torch.where(finite, o, 0.0), torch.where(finite, r, 0.0)
+    o0, r0 = out.double(), ref.double()
+    nan_bad = torch.isnan(o0) != torch.isnan(r0)
+    inf_bad = torch.isinf(o0) != torch.isinf(r0)
+    finite = torch.isfinite(r0)
+    o, r = torch.where(finite, o0, 0.0), torch.where(finite, r0, 0.0)
     err = (o - r).abs()
     bad = err > tol["atol"] + tol["rtol"] * r.abs()
-    if bool(bad.any()):
+    # the three verdicts and two statistics read back together: one host sync, not five
+    empty = o.new_zeros(())
+    has_nan_bad, has_inf_bad, has_bad, scale, max_abs = torch.stack([
+        nan_bad.any().double(), inf_bad.any().double(), bad.any().double(),
+        r.abs().max() if r.numel() else empty, err.max() if err.numel() else empty]).tolist()
+    if has_nan_bad:  # checked in this order, as each reason names its class
+        raise VerificationFailure("NaN where the reference has none (or the reverse): "
+                                  + describe_mismatch(o0, r0, nan_bad))
+    if has_inf_bad:
+        raise VerificationFailure("Inf where the reference has none (or the reverse): "
+                                  + describe_mismatch(o0, r0, inf_bad))
+    if has_bad:
         raise VerificationFailure(f"outside atol={tol['atol']}, rtol={tol['rtol']}: " + describe_mismatch(o, r, bad))
-    scale = float(r.abs().max()) if r.numel() else 0.0
-    max_abs = float(err.max()) if err.numel() else 0.0
     return {"max_abs_err": max_abs, "max_rel_err": max_abs / scale if scale > 0 else max_abs}
 
 

@@ -51,7 +51,8 @@ def _checksum(t) -> List[int]:
     weights on the host, so a chunk costs four elementwise passes and two sums in int64 (about
     108 bytes moved per element of 4 bytes, where weights from each element's flat index took
     about 260: on the H200 the 2^31-element shape's checksum is ~0.2 s of its verify_s at
-    ~3 TB/s, VERIFICATION.md "Cost per candidate")."""
+    ~3 TB/s, VERIFICATION.md "Cost per candidate"); the chunks' sums are read back together
+    (one host sync per call: 256 on the 2^31-element shape before, cost11)."""
     import torch
 
     from .comparison import _bits
@@ -63,13 +64,17 @@ def _checksum(t) -> List[int]:
     j = torch.arange(min(step, n), device=flat.device, dtype=torch.int64)
     weights = [torch.remainder(j * mult + k + 1, _PRIME) + 1 for k, mult in enumerate(_MULTS)]
     del j
-    for c, start in enumerate(range(0, n, step)):
+    parts = []  # per chunk and multiplier, on the device: read back once (one host sync, not two per chunk)
+    for start in range(0, n, step):
         x = flat[start:start + step].to(torch.int64)
         if flat.element_size() > 4:  # 8-byte bits: reduced first, so x * w stays in int64
             x = torch.remainder(x, _PRIME)
-        for k, (w, mult) in enumerate(zip(weights, _MULTS)):
-            chunk = int(torch.remainder(x * w[:x.numel()], _PRIME).sum()) % _PRIME
-            sums[k] = (sums[k] + chunk * ((c * mult + k + 1) % _PRIME + 1)) % _PRIME
+        for w in weights:
+            parts.append(torch.remainder(x * w[:x.numel()], _PRIME).sum())  # < 2^24 * 2^31: fits int64
+    chunks = torch.stack(parts).tolist() if parts else []
+    for i, chunk in enumerate(chunks):
+        c, k = divmod(i, len(_MULTS))
+        sums[k] = (sums[k] + (chunk % _PRIME) * ((c * _MULTS[k] + k + 1) % _PRIME + 1)) % _PRIME
     return sums
 
 
