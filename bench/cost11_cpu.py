@@ -6,7 +6,8 @@ Plans the task's jobs as a run would (kernelsynth.stages.exploration.Exploration
 first job of ``version`` (and ``dtype``, default the spec's first), evaluates it once to warm the
 compile cache, then ``N`` more times (default 3) and prints each evaluation's ``time.process_time``
 seconds (CPU time of this process: less sensitive to other load on a shared machine than wall
-time), its ``verify_s`` (wall) and the verdict. Unsandboxed and in-process: a measuring tool for
+time), its ``verify_s`` (wall) and the verdict; the warm-up's line has the backend's
+``compile_s`` (with an empty ``TRITON_CACHE_DIR``, the compiles at every new specialisation key). Unsandboxed and in-process: a measuring tool for
 trusted ladder code, not a way to run untrusted candidates (references/VERIFICATION.md, "Cost per
 candidate"). On a machine without a GPU, set ``TRITON_INTERPRET=1``.
 """
@@ -42,7 +43,8 @@ def main(argv):
     print(f"{task} {version} {dtype} config={job.row['config']} derived={len(job.request.derived_shapes)}")
     t0 = time.process_time()
     res = evaluate(job.request)  # compile and cache
-    print(f"warm-up: cpu_s={time.process_time() - t0:.3f} verify_s={res.verify_s:.3f} verdict={res.verdict}")
+    print(f"warm-up: cpu_s={time.process_time() - t0:.3f} verify_s={res.verify_s:.3f} verdict={res.verdict}"
+          f" compile_s={res.compile_s} reason={res.reason[:160]!r}")
     cpu = []
     for r in range(repeats):
         t0 = time.process_time()
