@@ -311,10 +311,13 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
     2. For each (dim, residue) still without a large value: a value drawn from the run ``seed``
        (log-uniform in ``[L, max(L, min(high, 2 L))]``: large, and small enough for several
        dims to pack into one shape; given that residue, the nearest at least ``L``),
-       with ``pack`` put into the first added shape that has no large value of that dim yet when
-       the shape still ``fits`` (a memory and work budget per hardware target: the one of
-       :func:`joint_shapes`), else a new shape with every other dim at its smallest value in
-       ``listed`` and ``derived`` (with ``above_listed``: its smallest allowed value, so that an
+       with ``pack`` put into the first added shape that has no large value of that dim yet, whose
+       value there has the same :func:`spec_key`, when the shape still ``fits`` (a memory and work
+       budget per hardware target: the one of :func:`joint_shapes`), else a new shape: with
+       ``pack`` on a tuple of keys a shape of ``listed``, ``derived`` or the added ones has, the
+       other dims at that tuple's smallest values (:func:`key_value`: no new JIT compile,
+       cost11), when one fits; otherwise with every other dim at its smallest value in ``listed``
+       and ``derived`` (with ``above_listed``: its smallest allowed value, so that an
        interpreter's shape of one large dim has about ``L`` elements); left out when even that
        does not fit.
 
