@@ -403,7 +403,7 @@ def residue_shapes(listed: Sequence[Dict[str, int]], derived: Sequence[Dict[str,
             # packed into the first added shape without a large value of this dim, within the budget
             # (and, packed, with the value's specialisation key at this dim: its tuple of keys stays)
             home = next((k for k, a in enumerate(added) if pack and n not in holds[k]
-                         and (spec_key(a[n]) == spec_key(value) or not pack)
+                         and spec_key(a[n]) == spec_key(value)
                          and fits(dict(a, **{n: value}))
                          and dict(a, **{n: value}) not in every + added), None)
             if home is not None:
