@@ -52,8 +52,9 @@ def main(argv):
         cpu.append(time.process_time() - t0)
         print(f"repeat {r}: cpu_s={cpu[-1]:.3f} verify_s={res.verify_s:.3f} verdict={res.verdict} trials={res.trials}"
               f" reason={res.reason[:120]!r}")
-    print(f"SUMMARY {task} {version} {dtype}: median cpu_s={statistics.median(cpu):.3f} "
-          f"min={min(cpu):.3f} verdict={res.verdict}")
+    if cpu:
+        print(f"SUMMARY {task} {version} {dtype}: median cpu_s={statistics.median(cpu):.3f} "
+              f"min={min(cpu):.3f} verdict={res.verdict}")
 
 
 if __name__ == "__main__":
