@@ -52,10 +52,6 @@ from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, Veri
 INTERPRETER_BF16 = patch_bfloat16_rounding() if os.environ.get("TRITON_INTERPRET") == "1" else None
 
 
-#: Why the interpreter's bfloat16 rounding is not the GPU's in this worker (None: patched or on a GPU).
-INTERPRETER_BF16 = patch_bfloat16_rounding() if os.environ.get("TRITON_INTERPRET") == "1" else None
-
-
 def _dtype(name: str) -> torch.dtype:
     return getattr(torch, name)
 
