@@ -5,8 +5,9 @@
 # 2. issue 10 / 14: the whole conv_relu_maxpool ladder after the one-dimensional launches of
 #    v2/v4/v5 (every version, dtype and config, eager and torch.compile, the ceilings, the ncu
 #    profile step), then bench/profile_report.py, protocol_cost.py, tc_summary.py, precision_report.py;
-# 3. issue 16: the sandboxed importer on the device (no GPU work), if time is left.
-# To $OUT: steps.txt, summary.txt, rt11.tgz, conv.tgz, import.txt.
+# 3. issue 16: the sandboxed importer on the device (no GPU work), if IMPORT_S is set.
+# Also bench/h200_cost11.sh (issue 10: the protocol's cost after helper cost11's trims) before the conv run.
+# To $OUT: steps.txt, summary.txt, rt11.tgz, cost11.tgz, conv.tgz, import.txt.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
@@ -24,9 +25,13 @@ if [ -f bench/h200_redteam11.sh ]; then
   step rt11 ${RT11_S:-150} bash bench/h200_redteam11.sh /tmp/rt11
   cp /tmp/rt11.stdout /tmp/rt11/ 2>/dev/null; tar czf "$OUT/rt11.tgz" -C /tmp --exclude='*.so' rt11 2>/dev/null
 fi
+if [ -f bench/h200_cost11.sh ]; then
+  step cost11 ${COST11_S:-125} bash bench/h200_cost11.sh /tmp/cost11
+  cp /tmp/cost11.stdout /tmp/cost11/ 2>/dev/null; tar czf "$OUT/cost11.tgz" -C /tmp cost11 2>/dev/null
+fi
 left=$(( END - ($(date +%s) - start) - ${IMPORT_S:-0} ))
 step conv $(( left - 10 )) python3 -m kernelsynth task=conv_relu_maxpool hw=h200 exploration.progress=false \
-  exploration.profile_budget_s=${PROFILE_BUDGET:-60} hydra.run.dir=/tmp/conv
+  exploration.profile_budget_s=${PROFILE_BUDGET:-60} ${CONV_EXTRA:-} hydra.run.dir=/tmp/conv
 { echo "== conv_relu_maxpool"; grep -E "sandbox:|ceiling|profile |lock" /tmp/conv.stdout | cut -c1-700 | head -30
   timeout 40 python3 bench/profile_report.py /tmp/conv 2>&1; timeout 40 python3 bench/protocol_cost.py /tmp/conv 2>&1 | tail -4
   timeout 40 python3 bench/tc_summary.py /tmp/conv conv_relu_maxpool 2>&1 | grep -v "^conv_relu_maxpool  "
