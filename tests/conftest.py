@@ -4,8 +4,8 @@ KERNELSYNTH_TEST_GPU=1 (set before anything imports triton).
 A plain ``python -m pytest -q`` runs the suite in 2 processes (pytest-xdist, ``-n auto`` in
 pyproject.toml; :func:`pytest_xdist_auto_num_workers`): most of a test's time is one worker
 process running the interpreter on one core, so two share a 2-core machine. Tests that share a
-module-scoped fixture run in the same process (:func:`pytest_collection_modifyitems`), so each
-fixture is built once; the slowest tests are sent first.
+module- or session-scoped fixture run in the same process (:func:`pytest_collection_modifyitems`),
+so each fixture is built once; the slowest tests are sent first.
 """
 
 import os
@@ -71,7 +71,7 @@ def pytest_xdist_auto_num_workers(config):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
-    """Group tests that use the same module-scoped fixture (``xdist_group``: one process builds it
+    """Group tests that use the same module- or session-scoped fixture (``xdist_group``: one process builds it
     once), then order the files of SLOW_FIRST first (a stable sort: the order inside a file stays)."""
     parent = {}
 
@@ -83,7 +83,10 @@ def pytest_collection_modifyitems(config, items):
     shared = {}
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
-        keys = [(item.module.__name__, name) for name, defs in (info.name2fixturedefs.items() if info else ())
+        # a module fixture is built once per module; a session one (defined here) once per process,
+        # so its key is where it is defined: the tests of every module that use it form one group
+        keys = [(item.module.__name__ if defs[-1].scope == "module" else defs[-1].baseid, name)
+                for name, defs in (info.name2fixturedefs.items() if info else ())
                 if defs and defs[-1].scope in ("module", "package", "session")
                 and getattr(defs[-1], "baseid", "")]  # pytest's and plugins' own fixtures have none
         if keys:
@@ -99,6 +102,33 @@ def pytest_collection_modifyitems(config, items):
         return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
 
     items.sort(key=rank)
+
+
+@pytest.fixture(scope="session")
+def conv_interpreter_run(tmp_path_factory):
+    """One engine run of specs/conv_relu_maxpool on the Triton interpreter (hw=cpu; float32, its
+    interpreter dtype; 2 trials per shape), shared by tests/test_tasks.py's ladder test of the task
+    and tests/test_cuda_backend.py's precision test, which ran the same run apart (1 and 2 trials:
+    each now sees 2). On a 2-core machine it is one of the suite's longest runs (95-140 s)."""
+    from kernelsynth import engine
+
+    run_dir = tmp_path_factory.mktemp("conv_interpreter_run")
+    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task=conv_relu_maxpool",
+                   f"cache_dir={run_dir / 'cache'}"])
+    return engine.run(cfg, run_dir / "run")
+
+
+@pytest.fixture(scope="session")
+def flip2d_cheap_run(tmp_path_factory):
+    """One engine run of specs/flip2d on the Triton interpreter (hw=cpu, float32, 1 trial per
+    shape), shared by tests/test_tasks.py's ladder test of the task and tests/test_usercmds.py's
+    record tests (its ``run``), which built this same config apart."""
+    from kernelsynth import engine
+
+    run_dir = tmp_path_factory.mktemp("flip2d_cheap_run")
+    cfg = compose(["hw=cpu", "exploration.trials=1", "exploration.progress=false", "task.dtypes=[float32]",
+                   "task=flip2d", f"cache_dir={run_dir / 'cache'}"])
+    return engine.run(cfg, run_dir)
 
 
 @pytest.fixture(autouse=True)

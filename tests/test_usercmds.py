@@ -16,7 +16,6 @@ import pytest
 
 from conftest import FIXTURES, ROOT, compose
 from hub_server import TOKEN, HubServer
-from kernelsynth import engine
 
 CHEAP = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "task.dtypes=[float32]"]
 
@@ -43,11 +42,11 @@ def _comparable(rows):
     return sorted(rows, key=lambda r: r["id"])
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """One cheap flip2d run on the interpreter (float32, one trial)."""
-    run_dir = tmp_path_factory.mktemp("run")
-    return engine.run(compose(CHEAP + ["task=flip2d", f"cache_dir={run_dir / 'cache'}"]), run_dir)
+@pytest.fixture
+def run(flip2d_cheap_run):
+    """One cheap flip2d run on the interpreter (CHEAP: float32, one trial): tests/conftest.py's,
+    shared with tests/test_tasks.py (the same config, built once)."""
+    return flip2d_cheap_run
 
 
 # ---------------------------------------------------------------------------------------- 2. merge
