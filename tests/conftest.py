@@ -31,6 +31,19 @@ def flip2d_copy(tmp_path):
     return dst
 
 
+def listed_copy(src, dst):
+    """The task folder ``src`` copied to ``dst`` with ``shapes: {derived: false}`` added: verified on
+    its listed shapes only, for tests whose claim (a merge, a push, a launcher) does not depend on
+    the shapes; rule 12's derived shapes are about half of a flip2d version's interpreter time.
+    A copy named as its task (``dst`` = .../flip2d) and given by ``task.spec`` is still that task."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (dst / "spec.yaml").read_text()
+    assert "\nshapes:\n" in text
+    (dst / "spec.yaml").write_text(text.replace("\nshapes:\n", "\nshapes:\n  derived: false\n", 1))
+    return dst
+
+
 def compose(overrides=()):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
@@ -44,7 +57,7 @@ def compose(overrides=()):
 
 #: Test files whose tests take the longest (measured on a 2-core CPU, ``--durations``): sent to the
 #: processes first, so no long test starts last while the other process idles. Order only; every
-#: test runs. test_resume.py is one group of five flip2d runs (its module fixture), the longest of
+#: test runs. test_resume.py is one group of four flip2d runs (its module fixture), the longest of
 #: the suite; test_tunables.py's sweep and test_cuda_backend.py's conv run are single long tests.
 SLOW_FIRST = ("test_resume.py", "test_usercmds.py", "test_adversarial.py", "test_readme.py",
               "test_cuda_backend.py", "test_tunables.py", "test_inductor_source.py", "test_tasks.py",
