@@ -57,8 +57,9 @@ def compose(overrides=()):
 
 #: Test files whose tests take the longest (measured on a 2-core CPU, ``--durations``): sent to the
 #: processes first, so no long test starts last while the other process idles. Order only; every
-#: test runs. test_resume.py is one group of four flip2d runs (its module fixture), the longest of
-#: the suite; test_tunables.py's sweep and test_cuda_backend.py's conv run are single long tests.
+#: test runs. test_resume.py is one group of four flip2d runs (its module fixture), test_readme.py's
+#: commands one test, the longest; test_tunables.py's sweep is a single long test, and
+#: test_cuda_backend.py's conv run (conv_interpreter_run) a group with test_tasks.py's conv test.
 SLOW_FIRST = ("test_resume.py", "test_usercmds.py", "test_adversarial.py", "test_readme.py",
               "test_cuda_backend.py", "test_tunables.py", "test_inductor_source.py", "test_tasks.py",
               "test_sandbox.py", "test_pipeline.py", "test_import_kernelbench.py", "test_packaging.py",
