@@ -1,7 +1,7 @@
 """The devices of a run: which GPUs get worker processes, and how each worker is pinned.
 
 The parent never initialises CUDA: the devices come from the hardware probe, a worker that sees
-every GPU the parent's environment exposes (:func:`kernelsynth.jobs.probe`, its ``devices``: index,
+every GPU the parent's environment exposes (:func:`kernelsynth.hwprobe.probe`, its ``devices``: index,
 name, uuid, PCI bus id, arch, SM count, memory of each). :func:`plan_slots` turns
 ``exploration.workers`` into one entry per worker slot:
 

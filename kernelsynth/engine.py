@@ -25,7 +25,7 @@ from .publish import PublishError
 from .spec import TaskSpec, load_spec, resolve_spec_path
 from .sandbox import Sandbox
 from .store import ObservationStore, atomic_write_bytes
-from .workers import WorkerPool
+from .workers import PROBE_ONLY_ENV, WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,10 @@ class RunResult:
 def probe_hardware(interpret: bool, reference: Optional[Path] = None, timeout_s: float = 300,
                    sandbox: Optional[Sandbox] = None) -> Dict[str, Any]:
     """Ask a one-shot worker process what it sees (the parent never initialises CUDA), and
-    whether the spec's reference imports there (in ``sandbox``, default: the default sandbox)."""
-    with WorkerPool(1, env={"TRITON_INTERPRET": "1"} if interpret else {}, timeout_s=timeout_s,
-                    sandbox=sandbox) as pool:
+    whether the spec's reference imports there (in ``sandbox``, default: the default sandbox).
+    The worker runs kernelsynth.hwprobe only (PROBE_ONLY_ENV: not the harness's imports)."""
+    env = {PROBE_ONLY_ENV: "1", **({"TRITON_INTERPRET": "1"} if interpret else {})}
+    with WorkerPool(1, env=env, timeout_s=timeout_s, sandbox=sandbox) as pool:
         res = pool.run("probe", {"reference": str(reference) if reference else None})
     if not res.ok:
         raise RuntimeError(f"hardware probe failed ({res.fault}): {res.error}")

@@ -1,6 +1,6 @@
 """Hardware targets: detection, matching against conf/hw, and the measured ceilings.
 
-Detection runs in a spawned worker (:func:`kernelsynth.jobs.probe`); the parent never touches
+Detection runs in a spawned worker (:func:`kernelsynth.hwprobe.probe`); the parent never touches
 CUDA. Measured ceilings (copy GB/s, bf16 matmul TFLOP/s), each the best of several methods
 (:func:`kernelsynth.timing.measure_ceilings`), are kept per hardware fingerprint in
 ``<cache_dir>/ceilings.json`` under each device's fingerprint (kernelsynth/devices.py; the

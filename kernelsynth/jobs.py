@@ -4,17 +4,17 @@ Each job takes one picklable payload and returns a picklable value: :func:`evalu
 :func:`oracle` take a :class:`kernelsynth.contract.JobRequest`; :func:`evaluate` returns a
 :class:`kernelsynth.contract.EvaluateResult`. :func:`ceilings` measures the ceilings;
 :func:`profile` takes a :class:`kernelsynth.contract.ProfileRequest` and runs Nsight Compute on
-:mod:`kernelsynth.profile_driver`; :func:`import_kernelbench` analyses one problem file for the importer. Nothing here runs in
-the parent process: this module imports torch and initialises CUDA.
+:mod:`kernelsynth.profile_driver`; :func:`import_kernelbench` analyses one problem file for the
+importer. The hardware probe, ``probe``, is :func:`kernelsynth.hwprobe.probe` (a worker that runs
+only it does not import this module). Nothing here runs in the parent process: this module
+imports torch and initialises CUDA.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-import platform
 import sys
-import subprocess
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -30,6 +30,7 @@ from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
 from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
+from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.py)
 from .screen import host_access
 from .verify.precision import HonestReferences, PrecisionMeter, headroom, trial_sums
 from .verify.protocol import check_small_groups
@@ -54,59 +55,6 @@ INTERPRETER_BF16 = patch_bfloat16_rounding() if os.environ.get("TRITON_INTERPRET
 
 def _dtype(name: str) -> torch.dtype:
     return getattr(torch, name)
-
-
-def _driver_version() -> str | None:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
-    """What this worker sees: GPU name, arch, SM count, L2 bytes, memory, driver, library versions.
-
-    ``cuda`` is False (and the GPU fields None) on a machine without a usable CUDA GPU. The GPU
-    fields are device 0's; ``devices`` lists every visible GPU (``index``, ``name``, ``arch``,
-    ``sm_count``, ``total_mem_bytes``, ``uuid``, ``pci_bus_id``; empty without CUDA or on the
-    interpreter) and ``visible_devices`` is this worker's ``CUDA_VISIBLE_DEVICES`` (None: unset).
-    With ``payload["reference"]`` (a path), ``reference_error`` says why that file does not
-    import or lacks ``Model``/``get_init_inputs``/``get_inputs`` (None when it is fine).
-    """
-    import triton
-
-    info: Dict[str, Any] = {
-        "cuda": False, "name": platform.processor() or platform.machine() or "cpu", "arch": None,
-        "sm_count": None, "l2_bytes": None, "total_mem_bytes": None, "driver": None,
-        "torch": str(torch.__version__), "triton": str(triton.__version__), "cuda_runtime": torch.version.cuda,
-        "python": platform.python_version(), "interpret": os.environ.get("TRITON_INTERPRET") == "1",
-    }
-    ref = payload.get("reference")
-    if ref:  # the spec's reference must import and define the three names the harness calls
-        try:
-            mod = import_file(ref)
-            missing = [n for n in ("Model", "get_init_inputs", "get_inputs") if not hasattr(mod, n)]
-            info["reference_error"] = f"defines no {', '.join(missing)}" if missing else None
-        except BaseException as e:  # noqa: BLE001 - reported to the user as a spec error
-            info["reference_error"] = f"importing it raised {type(e).__name__}: {e}"
-    info["visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")  # what this worker was pinned to, if anything
-    info["devices"] = []
-    if not info["interpret"] and torch.cuda.is_available():
-        p = torch.cuda.get_device_properties(0)
-        info.update(cuda=True, name=p.name, arch=f"sm_{p.major}{p.minor}", sm_count=p.multi_processor_count,
-                    l2_bytes=getattr(p, "L2_cache_size", None), total_mem_bytes=p.total_memory,
-                    driver=_driver_version())
-        for i in range(torch.cuda.device_count()):  # every GPU this worker sees (kernelsynth/devices.py)
-            q = torch.cuda.get_device_properties(i)
-            uuid = getattr(q, "uuid", None)
-            bus = [getattr(q, f"pci_{k}_id", None) for k in ("domain", "bus", "device")]
-            info["devices"].append({
-                "index": i, "name": q.name, "arch": f"sm_{q.major}{q.minor}", "sm_count": q.multi_processor_count,
-                "total_mem_bytes": q.total_memory, "uuid": str(uuid) if uuid is not None else None,
-                "pci_bus_id": "{:04x}:{:02x}:{:02x}".format(*bus) if None not in bus else None})
-    return info
 
 
 def health(payload: Dict[str, Any]) -> Dict[str, Any]:

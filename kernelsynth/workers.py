@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import importlib
 import io
 import json
 import logging
@@ -156,7 +157,11 @@ def _worker_entry(fd: int, limits_json: str) -> None:
 
 def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[str, Any]] = None) -> None:
     os.environ.update(env)
-    from . import jobs  # imported after the environment is set (TRITON_INTERPRET must come first)
+    # kernelsynth.jobs is imported after the environment is set (TRITON_INTERPRET must come first),
+    # now, so that a spare worker started ahead has its imports done before its first job; a worker
+    # started for the hardware probe alone (PROBE_ONLY_ENV, engine.probe_hardware) skips its
+    # torch._dynamo and harness imports until a job other than the probe comes (kernelsynth/hwprobe.py)
+    jobs = None if os.environ.get(PROBE_ONLY_ENV) == "1" else importlib.import_module(".jobs", __package__)
     from .cache import collect_staged
     from .gpulock import job as gpu_job
     from .sandbox import kill_namespace_leftovers, leftover_processes, refuse_foreign_signals, start_job
@@ -176,8 +181,13 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
         start = time.perf_counter()
         lock = None
         try:
+            if name == "probe" and jobs is None:
+                from .hwprobe import probe as job
+            else:
+                jobs = jobs or importlib.import_module(".jobs", __package__)
+                job = getattr(jobs, name)
             with gpu_job(name) as lock:  # the GPU's cross-process lock (kernelsynth/gpulock.py)
-                value = getattr(jobs, name)(payload)
+                value = job(payload)
             result = finished(value, time.perf_counter() - start)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an observation
             fault = classify(exc)
@@ -401,6 +411,10 @@ class _Process:
 
 #: How much of a crashed worker's output its JobResult keeps.
 OUTPUT_TAIL_BYTES = 4096
+
+#: Set to "1" in the environment of a worker whose only job is the hardware probe
+#: (kernelsynth.engine.probe_hardware): it imports kernelsynth.jobs only if another job comes.
+PROBE_ONLY_ENV = "KERNELSYNTH_PROBE_ONLY"
 
 _WORKER_PROGRAM = ("import sys; from kernelsynth.workers import _worker_entry; "
                    "_worker_entry(int(sys.argv[1]), sys.argv[2])")

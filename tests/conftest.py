@@ -4,8 +4,8 @@ KERNELSYNTH_TEST_GPU=1 (set before anything imports triton).
 A plain ``python -m pytest -q`` runs the suite in 2 processes (pytest-xdist, ``-n auto`` in
 pyproject.toml; :func:`pytest_xdist_auto_num_workers`): most of a test's time is one worker
 process running the interpreter on one core, so two share a 2-core machine. Tests that share a
-module-scoped fixture run in the same process (:func:`pytest_collection_modifyitems`), so each
-fixture is built once; the slowest tests are sent first.
+module- or session-scoped fixture run in the same process (:func:`pytest_collection_modifyitems`),
+so each fixture is built once; the slowest tests are sent first.
 """
 
 import os
@@ -31,6 +31,19 @@ def flip2d_copy(tmp_path):
     return dst
 
 
+def listed_copy(src, dst):
+    """The task folder ``src`` copied to ``dst`` with ``shapes: {derived: false}`` added: verified on
+    its listed shapes only, for tests whose claim (a merge, a push, a launcher) does not depend on
+    the shapes; rule 12's derived shapes are about half of a flip2d version's interpreter time.
+    A copy named as its task (``dst`` = .../flip2d) and given by ``task.spec`` is still that task."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (dst / "spec.yaml").read_text()
+    assert "\nshapes:\n" in text
+    (dst / "spec.yaml").write_text(text.replace("\nshapes:\n", "\nshapes:\n  derived: false\n", 1))
+    return dst
+
+
 def compose(overrides=()):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
@@ -44,8 +57,9 @@ def compose(overrides=()):
 
 #: Test files whose tests take the longest (measured on a 2-core CPU, ``--durations``): sent to the
 #: processes first, so no long test starts last while the other process idles. Order only; every
-#: test runs. test_resume.py is one group of five flip2d runs (its module fixture), the longest of
-#: the suite; test_tunables.py's sweep and test_cuda_backend.py's conv run are single long tests.
+#: test runs. test_resume.py is one group of four flip2d runs (its module fixture), test_readme.py's
+#: commands one test, the longest; test_tunables.py's sweep is a single long test, and
+#: test_cuda_backend.py's conv run (conv_interpreter_run) a group with test_tasks.py's conv test.
 SLOW_FIRST = ("test_resume.py", "test_usercmds.py", "test_adversarial.py", "test_readme.py",
               "test_cuda_backend.py", "test_tunables.py", "test_inductor_source.py", "test_tasks.py",
               "test_sandbox.py", "test_pipeline.py", "test_import_kernelbench.py", "test_packaging.py",
@@ -71,7 +85,7 @@ def pytest_xdist_auto_num_workers(config):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
-    """Group tests that use the same module-scoped fixture (``xdist_group``: one process builds it
+    """Group tests that use the same module- or session-scoped fixture (``xdist_group``: one process builds it
     once), then order the files of SLOW_FIRST first (a stable sort: the order inside a file stays)."""
     parent = {}
 
@@ -83,7 +97,10 @@ def pytest_collection_modifyitems(config, items):
     shared = {}
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
-        keys = [(item.module.__name__, name) for name, defs in (info.name2fixturedefs.items() if info else ())
+        # a module fixture is built once per module; a session one (defined here) once per process,
+        # so its key is where it is defined: the tests of every module that use it form one group
+        keys = [(item.module.__name__ if defs[-1].scope == "module" else defs[-1].baseid, name)
+                for name, defs in (info.name2fixturedefs.items() if info else ())
                 if defs and defs[-1].scope in ("module", "package", "session")
                 and getattr(defs[-1], "baseid", "")]  # pytest's and plugins' own fixtures have none
         if keys:
@@ -99,6 +116,33 @@ def pytest_collection_modifyitems(config, items):
         return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
 
     items.sort(key=rank)
+
+
+@pytest.fixture(scope="session")
+def conv_interpreter_run(tmp_path_factory):
+    """One engine run of specs/conv_relu_maxpool on the Triton interpreter (hw=cpu; float32, its
+    interpreter dtype; 2 trials per shape), shared by tests/test_tasks.py's ladder test of the task
+    and tests/test_cuda_backend.py's precision test, which ran the same run apart (1 and 2 trials:
+    each now sees 2). On a 2-core machine it is one of the suite's longest runs (95-140 s)."""
+    from kernelsynth import engine
+
+    run_dir = tmp_path_factory.mktemp("conv_interpreter_run")
+    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task=conv_relu_maxpool",
+                   f"cache_dir={run_dir / 'cache'}"])
+    return engine.run(cfg, run_dir / "run")
+
+
+@pytest.fixture(scope="session")
+def flip2d_cheap_run(tmp_path_factory):
+    """One engine run of specs/flip2d on the Triton interpreter (hw=cpu, float32, 1 trial per
+    shape), shared by tests/test_tasks.py's ladder test of the task and tests/test_usercmds.py's
+    record tests (its ``run``), which built this same config apart."""
+    from kernelsynth import engine
+
+    run_dir = tmp_path_factory.mktemp("flip2d_cheap_run")
+    cfg = compose(["hw=cpu", "exploration.trials=1", "exploration.progress=false", "task.dtypes=[float32]",
+                   "task=flip2d", f"cache_dir={run_dir / 'cache'}"])
+    return engine.run(cfg, run_dir)
 
 
 @pytest.fixture(autouse=True)

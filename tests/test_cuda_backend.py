@@ -10,8 +10,7 @@ import pytest
 import torch
 import yaml
 
-from conftest import ROOT, compose
-from kernelsynth import engine
+from conftest import ROOT
 from kernelsynth.backends.cuda import bind_dims, defines, extension_libraries, parse_res_usage
 from kernelsynth.errors import SpecError
 from kernelsynth.spec import SPECS_DIR, evaluate, load_spec
@@ -119,10 +118,9 @@ def test_broken_cuda_declarations_name_the_field(tmp_path, mutate, field):
     assert e.value.field == field
 
 
-def test_conv_task_runs_through_the_interpreter_and_states_its_precision(tmp_path):
-    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task=conv_relu_maxpool",
-                   f"cache_dir={tmp_path / 'cache'}"])
-    result = engine.run(cfg, tmp_path / "run")
+def test_conv_task_runs_through_the_interpreter_and_states_its_precision(conv_interpreter_run):
+    # the run (hw=cpu, 2 trials, the spec's dtypes) is tests/conftest.py's, shared with tests/test_tasks.py
+    result = conv_interpreter_run
     obs = {o["version"]: o for o in result.observations}
     assert set(obs) == {"v0", "v3"}  # the CUDA versions need a GPU; bfloat16 is GPU-only (spec)
     assert all(o["verdict"] == "accepted" and o["dtype"] == "float32" for o in obs.values()), obs

@@ -96,3 +96,28 @@ def test_a_gpu_of_the_right_name_but_another_sku_is_not_the_target():
     assert hardware.resolve(hw_cfg("h200"), H200).mismatch is False  # the datasheet agrees with the probe
     assert hardware.sku_difference({"arch": "sm_90", "sm_count": None}, {"arch": "sm_80", "sm_count": 108}) \
         == "arch sm_80, not sm_90"
+
+
+def test_the_probe_worker_skips_the_harness_imports_until_another_job_comes(tmp_path):
+    """kernelsynth/hwprobe.py: the engine's probe worker (PROBE_ONLY_ENV) runs the hardware probe
+    without importing kernelsynth.jobs and its torch._dynamo (about 1.5 CPU s of every run), and
+    imports them when another job comes. Seen from the spec's reference, which the probe imports:
+    this one raises with the names of the two modules already loaded. (Any other worker imports
+    them at its start, so that a spare started ahead is ready: not run here, a worker start more.)"""
+    from kernelsynth.sandbox import Sandbox, SandboxSettings
+    from kernelsynth.workers import PROBE_ONLY_ENV, WorkerPool
+
+    ref = tmp_path / "reference.py"
+    ref.write_text("import sys\nraise RuntimeError('loaded: ' + ','.join(\n"
+                   "    m for m in ('kernelsynth.jobs', 'torch._dynamo') if m in sys.modules))\n")
+    box = Sandbox(SandboxSettings(mode="off"))
+
+    def loaded(pool):
+        res = pool.run("probe", {"reference": str(ref)})
+        assert res.ok and res.value["interpret"] and res.value["cuda"] is False, res.error
+        return res.value["reference_error"].split("loaded: ", 1)[1]
+
+    with WorkerPool(1, env={PROBE_ONLY_ENV: "1", "TRITON_INTERPRET": "1"}, sandbox=box, timeout_s=120) as pool:
+        assert loaded(pool) == ""
+        assert pool.run("health", {}).ok  # a job of kernelsynth.jobs, on the same worker
+        assert loaded(pool) == "kernelsynth.jobs,torch._dynamo"

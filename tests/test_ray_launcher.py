@@ -13,11 +13,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, listed_copy
 CHEAP = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "task.dtypes=[float32]"]
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -28,6 +27,8 @@ def test_a_ray_sweep_runs_each_job_as_a_ray_task_and_merges_one_dataset(tmp_path
     import datasets
 
     sweep = tmp_path / "sweep"
+    # flip2d on its listed shapes (conftest.listed_copy, still the task flip2d): the launcher is tested
+    flip = listed_copy(ROOT / "specs" / "flip2d", tmp_path / "listed" / "flip2d")
     ray_tmp = tempfile.mkdtemp(prefix="ks-ray-", dir="/tmp")  # short: Ray's unix socket paths must fit 107 bytes
     env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "RAY_ADDRESS")}
     env |= {"HF_HOME": str(tmp_path / "hf_home"), "HF_DATASETS_CACHE": str(tmp_path / "hf_datasets"),
@@ -36,7 +37,7 @@ def test_a_ray_sweep_runs_each_job_as_a_ray_task_and_merges_one_dataset(tmp_path
                         "hydra.launcher.ray.remote.num_gpus=0", "hydra.launcher.ray.remote.num_cpus=1",
                         "+hydra.launcher.ray.init.include_dashboard=false", "+hydra.launcher.ray.init.num_cpus=2",
                         f"+hydra.launcher.ray.init._temp_dir={ray_tmp}", *CHEAP, "task=flip2d",
-                        "task.tunables.BLOCK_N=128,256", "task.tunables.num_warps=4",
+                        f"task.spec={flip}", "task.tunables.BLOCK_N=128,256", "task.tunables.num_warps=4",
                         f"hydra.sweep.dir={sweep}", f"cache_dir={tmp_path / 'cache'}"],
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
     shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -85,7 +85,12 @@ def test_tools_tasks_lists_every_task_with_category_dtypes_backends_and_ladder(t
 
 
 # ---------------------------------------------------------------- one test per task found
-@pytest.mark.parametrize("name", sorted(TASKS))
+#: Tasks whose interpreter run is a session fixture of tests/conftest.py, shared with another test
+#: file (the same engine run, built once): their ladder tests follow the parametrized one.
+SHARED_RUNS = {"conv_relu_maxpool": "conv_interpreter_run", "flip2d": "flip2d_cheap_run"}
+
+
+@pytest.mark.parametrize("name", sorted(set(TASKS) - set(SHARED_RUNS)))
 def test_task_runs_its_ladder_on_the_interpreter(name, tmp_path):
     """Every version the interpreter can run (Triton and torch; raw CUDA needs a GPU) verifies on
     the spec's interpreter shapes and the trajectory is accepted, with 1 trial per shape and the
@@ -95,7 +100,28 @@ def test_task_runs_its_ladder_on_the_interpreter(name, tmp_path):
     dtype = (spec.interpret_dtypes or spec.dtypes)[0]
     cfg = compose(["hw=cpu", f"task={name}", f"task.dtypes=[{dtype}]", "exploration.trials=1",
                    "exploration.progress=false", f"cache_dir={tmp_path / 'cache'}"])
-    result = engine.run(cfg, tmp_path / "run")
+    _assert_ladder_accepted(spec, engine.run(cfg, tmp_path / "run"))
+
+
+def test_conv_relu_maxpool_runs_its_ladder_on_the_interpreter(conv_interpreter_run):
+    """The ladder test of SHARED_RUNS' task, on the shared run (its first interpreter dtype, float32;
+    2 trials per shape, not 1: the run tests/test_cuda_backend.py needs)."""
+    spec = load_spec(TASKS["conv_relu_maxpool"], task_folder=True)
+    assert conv_interpreter_run.spec.path == spec.path
+    assert {o["dtype"] for o in conv_interpreter_run.observations} == {(spec.interpret_dtypes or spec.dtypes)[0]}
+    _assert_ladder_accepted(spec, conv_interpreter_run)
+
+
+def test_flip2d_runs_its_ladder_on_the_interpreter(flip2d_cheap_run):
+    """The ladder test of SHARED_RUNS' flip2d, on the shared run: the parametrized test's config
+    (float32, its first dtype; 1 trial per shape)."""
+    spec = load_spec(TASKS["flip2d"], task_folder=True)
+    assert flip2d_cheap_run.spec.path == spec.path
+    assert {o["dtype"] for o in flip2d_cheap_run.observations} == {(spec.interpret_dtypes or spec.dtypes)[0]}
+    _assert_ladder_accepted(spec, flip2d_cheap_run)
+
+
+def _assert_ladder_accepted(spec, result):
     runnable = [c.version for c in spec.candidates if c.backend != "cuda"]
     assert runnable, "a task needs at least one version the interpreter runs"
     cands = [o for o in result.observations if o["role"] == "candidate"]

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, compose
+from conftest import FIXTURES, ROOT, compose, listed_copy
 from hub_server import TOKEN, HubServer
-from kernelsynth import engine
 
 CHEAP = ["hw=cpu", "exploration.trials=1", "exploration.progress=false", "task.dtypes=[float32]"]
 
@@ -43,42 +42,41 @@ def _comparable(rows):
     return sorted(rows, key=lambda r: r["id"])
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """One cheap flip2d run on the interpreter (float32, one trial)."""
-    run_dir = tmp_path_factory.mktemp("run")
-    return engine.run(compose(CHEAP + ["task=flip2d", f"cache_dir={run_dir / 'cache'}"]), run_dir)
+@pytest.fixture
+def run(flip2d_cheap_run):
+    """One cheap flip2d run on the interpreter (CHEAP: float32, one trial): tests/conftest.py's,
+    shared with tests/test_tasks.py (the same config, built once)."""
+    return flip2d_cheap_run
 
 
 # ---------------------------------------------------------------------------------------- 2. merge
 #: The second task of the sweeps: specs/conv_relu_maxpool copied under this name with
 #: ``shapes: {derived: false}`` (its listed interpreter shapes only). What the sweep tests check
 #: (merge = one run over the union) does not depend on the shapes; rule 12's derived shapes cost a
-#: conv v3 job on the interpreter about a minute, and the sweep runs four of them.
+#: conv v3 job on the interpreter about a minute, and the sweep runs four of them. flip2d is
+#: copied the same way (a folder named flip2d, given by task.spec: the task is still flip2d):
+#: its derived shapes are half of each version's interpreter time, in 4 job-equivalents here.
 CONV = "conv_listed"
+
 
 
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory):
-    """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, conv_relu_maxpool -- as CONV, a
-    copy verified on its listed shapes only, found through task.search_path -- over BLOCK_W, the
-    tunable it has), merged into one dataset, and one run per task over both values.
+    """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, conv_relu_maxpool -- as CONV, found
+    through task.search_path -- over BLOCK_W, the tunable it has; both copies verified on their
+    listed shapes only), merged into one dataset, and one run per task over both values.
     Tunables are pinned with plain task.tunables.X overrides. The flip2d sweep runs through
     hydra-submitit-launcher's local executor (``hydra/launcher=submitit_local``: each job a process
     of submitit's, as on Slurm), the conv one through Hydra's basic launcher."""
-    import shutil
-
     tmp = tmp_path_factory.mktemp("sweeps")
     env = _env(tmp)
     out = {"tmp": tmp, "procs": {}}
-    conv = tmp / "specs" / CONV
-    shutil.copytree(ROOT / "specs" / "conv_relu_maxpool", conv, ignore=shutil.ignore_patterns("__pycache__"))
-    text = (conv / "spec.yaml").read_text()
-    assert "\nshapes:\n" in text
-    (conv / "spec.yaml").write_text(text.replace("\nshapes:\n", "\nshapes:\n  derived: false\n", 1))
+    listed_copy(ROOT / "specs" / "conv_relu_maxpool", tmp / "specs" / CONV)
+    flip = listed_copy(ROOT / "specs" / "flip2d", tmp / "listed" / "flip2d")
     roots = [f"task.search_path=[{tmp / 'specs'}]"]
     # num_warps pinned: one config per job, so the single run's first two configs are the union
-    for task, tunable, launcher, extra in (("flip2d", "BLOCK_N=128,256", ["hydra/launcher=submitit_local"], []),
+    for task, tunable, launcher, extra in (("flip2d", "BLOCK_N=128,256", ["hydra/launcher=submitit_local"],
+                                            [f"task.spec={flip}"]),
                                            (CONV, "BLOCK_W=16,32", [], roots)):
         p = _ks("-m", *launcher, *CHEAP, *extra, f"task={task}", f"task.tunables.{tunable}", "task.tunables.num_warps=4",
                 f"hydra.sweep.dir={tmp / task}", f"cache_dir={tmp / 'cache'}", env=env)
@@ -235,9 +233,11 @@ def test_publish_with_a_bad_repo_id_stops_before_any_work(tmp_path, repo):
 
 
 def test_a_sweep_with_publish_pushes_its_merged_dataset_once(tmp_path):
+    # flip2d on its listed shapes (conftest.listed_copy): what is pushed does not depend on the shapes
+    flip = listed_copy(ROOT / "specs" / "flip2d", tmp_path / "listed" / "flip2d")
     with HubServer() as hub:
         env = _env(tmp_path, HF_ENDPOINT=hub.url, HF_TOKEN=TOKEN)
-        p = _ks("-m", *CHEAP, "task=flip2d", "publish=hub", "publish.repo_id=org/sweep",
+        p = _ks("-m", *CHEAP, "task=flip2d", f"task.spec={flip}", "publish=hub", "publish.repo_id=org/sweep",
                 f"hydra.sweep.dir={tmp_path / 'sweep'}", env=env)
         assert p.returncode == 0, p.stderr[-3000:]
         assert hub.state.commits == {"org/sweep": 1}
@@ -247,8 +247,10 @@ def test_a_sweep_with_publish_pushes_its_merged_dataset_once(tmp_path):
 
 def test_a_failed_push_keeps_the_run_and_its_retry_command_pushes_end_to_end(tmp_path):
     run_dir = tmp_path / "run"
+    flip = listed_copy(ROOT / "specs" / "flip2d", tmp_path / "listed" / "flip2d")  # as above: the push is tested
     env = _env(tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN=TOKEN)  # nothing listens on port 9
-    p = _ks(*CHEAP, "publish=hub", "publish.repo_id=org/flips", f"hydra.run.dir={run_dir}", env=env)
+    p = _ks(*CHEAP, f"task.spec={flip}", "publish=hub", "publish.repo_id=org/flips", f"hydra.run.dir={run_dir}",
+            env=env)
     assert p.returncode == 1 and "Traceback" not in p.stderr
     line = p.stderr.strip().splitlines()[-1]
     retry = f"kernelsynth-tools publish {run_dir} --repo-id org/flips"
