@@ -92,10 +92,13 @@ class GpuLock:
         self._turn: Optional[int] = None
         #: why the lock file could not be opened (None: it was, or there is none)
         self.error: Optional[str] = None
+        #: whether the lock file was opened (stays True after :meth:`close`, unlike :attr:`active`)
+        self.opened = False
         if path is not None:
             try:
                 self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
                 self._turn = os.open(_turnstile(path), os.O_RDONLY | os.O_CLOEXEC)
+                self.opened = True
             except OSError as e:
                 self.error = f"{e.filename or path}: {e.strerror or e} (errno {e.errno}, uid {os.getuid()})"
                 # said on the worker's output and sent to the parent (JobResult.gpu_lock_error): not guarded

@@ -207,7 +207,9 @@ def _worker_main(conn: Connection, env: Dict[str, str], limits: Optional[Dict[st
                 result = JobResult(Fault.SANDBOX, error=f"the candidate left {len(left)} process(es) running after its "
                                    f"job ({', '.join(left[:5])}); they were killed with its worker",
                                    seconds=result.seconds, recycle=True)
-        result.gpu_lock = None if lock is None or lock.path is None else lock.active
+        # ``opened``, not ``active``: the lock is closed by now (session 11: every GPU job of the H200
+        # runs was reported unlocked because this read ``active`` after the close)
+        result.gpu_lock = None if lock is None or lock.path is None else lock.opened
         result.gpu_lock_error = getattr(lock, "error", None)
         try:
             result.staged = collect_staged()  # new compile outputs, for the parent to validate

@@ -49,6 +49,19 @@ def test_evaluate_job_is_shared_and_its_timed_region_exclusive(tmp_path):
             assert _free(path, gpulock.EXCLUSIVE)
 
 
+def test_a_lock_that_was_held_still_says_so_after_its_job(tmp_path):
+    """The worker reads JobResult.gpu_lock after the job's ``with`` block, when the lock is closed:
+    it read ``active`` (False after close), so every GPU job of the H200 runs was reported as run
+    without its lock (sessions 10-11)."""
+    [path] = gpulock.prepare(tmp_path, ["GPU-test"])
+    with gpulock.job("evaluate", path_of=lambda: path) as lock:
+        assert lock.active and lock.opened
+    assert not lock.active and lock.opened and lock.error is None
+    with gpulock.job("evaluate", path_of=lambda: tmp_path / "none.lock") as missing:
+        pass
+    assert not missing.opened and missing.error
+
+
 def test_missing_file_locks_nothing_and_says_so(tmp_path, capsys):
     with gpulock.job("evaluate", path_of=lambda: tmp_path / "none.lock") as lock:
         assert not lock.active
