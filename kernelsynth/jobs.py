@@ -174,14 +174,34 @@ def seed_draws(seed: int) -> None:
 
 
 def _constructing(seed: int, perturb):
-    """:func:`seed_draws` (``torch.manual_seed``'s draws on the CPU), then the context a module is constructed in: the parameter
+    """:func:`seed_draws` (``torch.manual_seed``'s draws on the CPU) -- for a build without a
+    perturbation (and not of the baselines' :data:`INIT_SEED`) the shared :data:`SHARED_BUILD_SEED`
+    followed by ``1 + seed % ADVANCE_MAX`` draws, so ``torch.initial_seed()`` says nothing about
+    the weights --, then the context a module is constructed in: the parameter
     perturbation ``perturb`` of VERIFICATION.md rule 21 (``"plant"``/``"swap"``/``"inside"``/``"rest"``:
     :class:`kernelsynth.verify.params.PerturbDraws`, its block planted in all four), an input-range probe's parameter scaling
     (``("scale", s)``: :class:`kernelsynth.verify.params.ScaleDraws`, rule 24) or none (None)."""
+    if perturb is None and seed != INIT_SEED:
+        # every mode-free build of a trial: one initial seed, then a build-specific number of draws
+        # (redteam_s11 cp1 cached its packed weights on torch.initial_seed(), skipping the cache
+        # while a dispatch mode was active -- the shared-seed trials' PerturbDraws -- so no two
+        # builds it cached for had one initial seed with other weights; now every two mode-free
+        # builds of a shape do, e.g. listed trial 4 and the census call, the timing trial and the timed one)
+        seed_draws(SHARED_BUILD_SEED)
+        torch.empty(1 + int(seed) % ADVANCE_MAX).uniform_()
+        return nullcontext()
     seed_draws(seed)
     if isinstance(perturb, tuple):
         return ScaleDraws(perturb[1])
     return PerturbDraws(seed, perturb, plant=True) if perturb else nullcontext()
+
+
+#: The initial seed of every mode-free build of an untrusted trial (:func:`_constructing`): what
+#: ``torch.initial_seed()`` answers while any of them is constructed ...
+SHARED_BUILD_SEED = 0x5EED
+#: ... after which the CPU generator is advanced by ``1 + seed % ADVANCE_MAX`` draws (the trial's
+#: own seed), so the weights still differ from build to build.
+ADVANCE_MAX = 4093
 
 
 def _reference(ref_mod, init: list, device: torch.device, dtype: torch.dtype, seed: int = INIT_SEED,

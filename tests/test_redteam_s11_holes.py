@@ -60,3 +60,33 @@ def test_cross_entropy_through_redispatch_is_labelled():
                     shapes=2, trials=1)
     verdict, _, calls, _ = got["xo1_log_softmax_through_redispatch"]
     assert verdict == "accepted" and "redispatch:_log_softmax" in calls.split(",")
+
+
+def test_a_cache_keyed_on_the_initial_seed_meets_two_builds_of_one_seed_with_other_weights():
+    """redteam_s11 cp1 cached packed weights on ``torch.initial_seed()`` except under a dispatch
+    mode (the shared-seed trials' PerturbDraws); every mode-free build now starts from one shared
+    initial seed and a build-specific advance (jobs._constructing), so listed trial 4 and the
+    census call of the last listed shape share it with other weights. The honest Winograd ch1 stays."""
+    got = _evaluate(SPECS / "conv_relu_maxpool" / "spec.yaml",
+                    [RT11 / "conv/cp1_packed_weights_cached_on_the_initial_seed.py",
+                     RT11 / "conv/ch1_winograd_f2x2_3x3_fused_pool.py"], shapes=1, trials=5)
+    verdict, reason, _, _ = got["cp1_packed_weights_cached_on_the_initial_seed"]
+    assert verdict == "rejected" and "outside atol" in reason, reason
+    assert got["ch1_winograd_f2x2_3x3_fused_pool"][0] == "accepted" and got["ch1_winograd_f2x2_3x3_fused_pool"][2] is None
+
+
+def test_mode_free_builds_share_an_initial_seed_and_differ_in_their_weights():
+    import torch
+
+    from kernelsynth.jobs import INIT_SEED, SHARED_BUILD_SEED, _constructing
+
+    seen = []
+    for seed in (11, 12, 13):
+        with _constructing(seed, None):
+            seen.append((torch.initial_seed(), torch.nn.Linear(8, 8).weight.detach().clone()))
+    assert {s for s, _ in seen} == {SHARED_BUILD_SEED}
+    assert not torch.equal(seen[0][1], seen[1][1]) and not torch.equal(seen[1][1], seen[2][1])
+    with _constructing(12, None):  # the same trial seed gives the same weights (reference = candidate)
+        assert torch.equal(torch.nn.Linear(8, 8).weight, seen[1][1])
+    with _constructing(INIT_SEED, None):  # the baselines' builds are torch.manual_seed(INIT_SEED)'s
+        assert torch.initial_seed() == INIT_SEED
