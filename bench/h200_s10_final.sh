@@ -10,15 +10,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
 start=$(date +%s); END=${END_S:-585}
-step() {  # name limit command...
-  local name=$1 limit=$2; shift 2
-  local left=$(( END - ($(date +%s) - start) ))
-  [ "$left" -lt 40 ] && { echo "$name: not run (time)" >> "$OUT/steps.txt"; return; }
-  [ "$limit" -gt "$left" ] && limit=$left
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" > "/tmp/$name.stdout" 2>&1
-  echo "$name: rc=$? $(( $(date +%s) - t0 )) s (limit $limit)" >> "$OUT/steps.txt"
-}
+. bench/steps.sh  # step NAME LIMIT CMD...
 step import 250 env OUT=/tmp/imp BUDGET=${IMPORT_BUDGET:-175} MIN_LEFT=70 TASKS="kb_l2_1_conv2d_relu_maxpool kb_l2_2_gemm_gelu_scale_sum kb_l1_2_rowsum kb_l1_8_cumsum kb_l2_20_linear_relu_scale kb_l2_21_sigmoid_mul_sum kb_l2_3_bias_add_shared_width kb_l1_3_softmax kb_l1_9_crossentropy kb_l1_13_tinyscale kb_l1_11_headsoftmax kb_l1_1_scaledrelu kb_l1_10_batchnorm2d kb_l1_4_layernorm kb_l1_6_conv2dstrided" bash bench/h200_import.sh
 cp /tmp/import.stdout /tmp/imp/ 2>/dev/null; tar czf "$OUT/import.tgz" -C /tmp imp 2>/dev/null
 step rt10 165 bash bench/h200_redteam10.sh /tmp/rt10

@@ -10,15 +10,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
 start=$(date +%s); END=${END_S:-585}
-step() {  # name limit command...
-  local name=$1 limit=$2; shift 2
-  local left=$(( END - ($(date +%s) - start) ))
-  [ "$left" -lt 40 ] && { echo "$name: not run (time)" >> "$OUT/steps.txt"; return; }
-  [ "$limit" -gt "$left" ] && limit=$left
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" > "/tmp/$name.stdout" 2>&1
-  echo "$name: rc=$? $(( $(date +%s) - t0 )) s (limit $limit)" >> "$OUT/steps.txt"
-}
+. bench/steps.sh  # step NAME LIMIT CMD...
 step lock 40 python3 bench/gpulock_probe.py
 cp /tmp/lock.stdout "$OUT/lock.txt"
 step flip ${FLIP_S:-400} python3 -m kernelsynth task=flip2d hw=h200 exploration.progress=false \

@@ -11,15 +11,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
 start=$(date +%s); END=${END_S:-585}
-step() {  # name limit command...
-  local name=$1 limit=$2; shift 2
-  local left=$(( END - ($(date +%s) - start) ))
-  [ "$left" -lt 40 ] && { echo "$name: not run (time)" >> "$OUT/steps.txt"; return; }
-  [ "$limit" -gt "$left" ] && limit=$left
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" > "/tmp/$name.stdout" 2>&1
-  echo "$name: rc=$? $(( $(date +%s) - t0 )) s (limit $limit)" >> "$OUT/steps.txt"
-}
+. bench/steps.sh  # step NAME LIMIT CMD...
 step vprof 80 python3 bench/verify_profile.py flip2d v0 float32 --gpu
 cp /tmp/vprof.stdout "$OUT/vprof.txt"
 step conv ${CONV_S:-380} python3 -m kernelsynth task=conv_relu_maxpool hw=h200 exploration.progress=false \

@@ -12,15 +12,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
 start=$(date +%s); END=${END_S:-585}
-step() {  # name limit command...
-  local name=$1 limit=$2; shift 2
-  local left=$(( END - ($(date +%s) - start) ))
-  [ "$left" -lt 40 ] && { echo "$name: not run (time)" >> "$OUT/steps.txt"; return; }
-  [ "$limit" -gt "$left" ] && limit=$left
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" > "/tmp/$name.stdout" 2>&1
-  echo "$name: rc=$? $(( $(date +%s) - t0 )) s (limit $limit)" >> "$OUT/steps.txt"
-}
+. bench/steps.sh  # step NAME LIMIT CMD...
 if [ -f bench/h200_redteam11.sh ]; then
   step rt11 ${RT11_S:-150} bash bench/h200_redteam11.sh /tmp/rt11
   cp /tmp/rt11.stdout /tmp/rt11/ 2>/dev/null; tar czf "$OUT/rt11.tgz" -C /tmp --exclude='*.so' rt11 2>/dev/null
