@@ -550,7 +550,7 @@ def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=
     mode's sentinel in ``torch.empty``: tests/adversarial/redteam_s11 cw1, float16 operands in every
     other call) meets the rule on the calls that are timed (session 11). A no-op without a policy
     (``exact`` tasks: their timed outputs are compared bit for bit)."""
-    if p.comparison != "allclose" or not policy.precision:
+    if getattr(p, "comparison", None) != "allclose" or not getattr(policy, "precision", None):
         return lambda out, inputs, ref, terms=None: None
     honest = HonestReferences(policy.precision, policy.dtype)
 
@@ -680,7 +680,7 @@ def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolic
     when ``torch.empty`` does not hold the poisoning sentinel) overflows here as it would under
     the probe. Ranged probes (compared only, a factor per trial) and the other kinds are left to
     the verified trials. Raises VerificationFailure naming the probe."""
-    for k, probe in enumerate(p.probes):
+    for k, probe in enumerate(getattr(p, "probes", None) or []):
         if probe.get("kind") != "scale" or "low" in probe:
             continue
         cand, reference = model, ref_model

@@ -74,7 +74,8 @@ HARNESS_CASES = {
                                            r"output of the profiled call \(census\): not bit-exact"),
     # caught by the guard in this order of events; by the independent check when the guard is fooled
     "harness_guard": ("audit|tampering", r"independent check: shape .*: not bit-exact|replaced kernelsynth\.verify"),
-    "dispatch_override": ("audit", r"independent check: shape .*: not bit-exact"),
+    # since session 11 the worker's guard of the reference's operators' kernels catches it first
+    "dispatch_override": ("audit|tampering", r"independent check: shape .*: not bit-exact|registered a kernel for aten::flip"),
     "harness_shadow": ("tampering", r"replaced torch\.Tensor\.(any|numpy)"),
     "harness_early": ("audit", r"independent check: shape .*, trial 0: not bit-exact"),
 }

@@ -188,7 +188,7 @@ def test_emulation_constants_match_the_kernel_source():
         assert line in SRC, line
     spec = (ROOT / "specs" / "conv_relu_maxpool" / "spec.yaml").read_text()
     assert re.search(r'shared_bytes: "320 \* BW \+ 736 \* BN \+ 2432"', spec)
-    assert 'grid: ["cdiv(PW, BW // 2)", PH, "N * cdiv(C_out, BN)"]' in spec
+    assert 'grid: ["cdiv(PW, BW // 2) * PH * N * cdiv(C_out, BN)", 1, 1]' in spec  # one-dimensional since session 11
 
 
 # ragged on purpose: odd H/W, C_in = 1 / 3 / 5 / 20 (chunk tails), C_out = 7 / 70 (tile tails),
