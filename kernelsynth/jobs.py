@@ -517,11 +517,8 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
                 refs[key]["slack"] = sums["slack"]
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
-    shape = p.verify_shapes[-1]
-    init = init_inputs(ref_mod, shape)
-    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "aten-ops"))
-    ops = aten_ops_of(_reference(ref_mod, init, device, dtype), ref_mod.get_inputs(shape, dtype, device, gen), device)
-    return {"references": refs, "reference_ops": ops}
+    return {"references": refs, "reference_ops": _reference_dispatch(ref_mod, p, device, dtype, p.verify_shapes[-1],
+                                                                     "aten-ops")}
 
 
 #: With no work model in the spec (``JobRequest.timed_fresh`` None), the timed calls get fresh
@@ -529,14 +526,17 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
 FRESH_TIMED_BYTES = 256 << 20
 
 
-def _reference_dispatch(ref_mod, p: JobRequest, device: torch.device, dtype: torch.dtype) -> List[str]:
-    """The aten operators one call of the reference dispatches at the first listed shape, in this
-    worker before the candidate is imported (their kernels are then guarded: rule 13,
-    :func:`kernelsynth.verify.guard.dispatch_tables`)."""
-    if not p.verify_shapes:
-        return []
-    shape = p.verify_shapes[0]
-    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "dispatch-ops"))
+def _reference_dispatch(ref_mod, p: JobRequest, device: torch.device, dtype: torch.dtype, shape=None,
+                        label: str = "dispatch-ops") -> List[str]:
+    """The aten operators one call of the reference dispatches at ``shape`` (default the first
+    listed shape; inputs seeded by ``label``): the oracle's ``reference_ops`` (at the last listed
+    shape), and in an evaluate job, before the candidate is imported, the operators whose kernels
+    are guarded (rule 13, :func:`kernelsynth.verify.guard.dispatch_tables`)."""
+    if shape is None:
+        if not p.verify_shapes:
+            return []
+        shape = p.verify_shapes[0]
+    gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, label))
     return aten_ops_of(_reference(ref_mod, init_inputs(ref_mod, shape), device, dtype),
                        ref_mod.get_inputs(shape, dtype, device, gen), device)
 
@@ -550,7 +550,7 @@ def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=
     mode's sentinel in ``torch.empty``: tests/adversarial/redteam_s11 cw1, float16 operands in every
     other call) meets the rule on the calls that are timed (session 11). A no-op without a policy
     (``exact`` tasks: their timed outputs are compared bit for bit)."""
-    if getattr(p, "comparison", None) != "allclose" or not getattr(policy, "precision", None):
+    if p.comparison != "allclose" or not policy.precision:
         return lambda out, inputs, ref, terms=None: None
     honest = HonestReferences(policy.precision, policy.dtype)
 
@@ -680,7 +680,7 @@ def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolic
     when ``torch.empty`` does not hold the poisoning sentinel) overflows here as it would under
     the probe. Ranged probes (compared only, a factor per trial) and the other kinds are left to
     the verified trials. Raises VerificationFailure naming the probe."""
-    for k, probe in enumerate(getattr(p, "probes", None) or []):
+    for k, probe in enumerate(p.probes):
         if probe.get("kind") != "scale" or "low" in probe:
             continue
         cand, reference = model, ref_model

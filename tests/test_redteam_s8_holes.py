@@ -144,10 +144,10 @@ def test_timed_calls_get_fresh_inputs_on_compute_bound_tasks(monkeypatch):
 
     ref_mod = SimpleNamespace(get_inputs=lambda s, dt, dev, g: [torch.randn(s["M"], s["K"], generator=g, dtype=dt),
                                                                 torch.randn(s["K"], s["N"], generator=g, dtype=dt)])
-    policy = SimpleNamespace(dtype=torch.float32, device=torch.device("cpu"), guard=None, threads_before=None,
+    policy = SimpleNamespace(dtype=torch.float32, device=torch.device("cpu"), guard=None, threads_before=None, precision=None,
                              tol={"atol": 1e-4, "rtol": 1e-4})
     for fresh, changed in ((True, lambda n, d: d > 0.99 * n), (False, lambda n, d: d <= 1)):
-        p = SimpleNamespace(timing_shape={"M": 16, "N": 8, "K": 24}, seed=0, timed_fresh=fresh, comparison="allclose",
+        p = SimpleNamespace(timing_shape={"M": 16, "N": 8, "K": 24}, seed=0, timed_fresh=fresh, comparison="allclose", probes=[],
                             tol=policy.tol, warmup_ms=1, rep_ms=1, timing_repeats=1, reference_ops=[])
         cand = Recorder()
         res = jobs._time(cand, Ref().double(), ref_mod, p, policy, out_dtype=torch.float32)
