@@ -90,3 +90,12 @@ def test_mode_free_builds_share_an_initial_seed_and_differ_in_their_weights():
         assert torch.equal(torch.nn.Linear(8, 8).weight, seen[1][1])
     with _constructing(INIT_SEED, None):  # the baselines' builds are torch.manual_seed(INIT_SEED)'s
         assert torch.initial_seed() == INIT_SEED
+
+
+def test_an_empty_grid_launch_is_no_kernel_of_the_candidate():
+    """redteam_s11 fo2 launched placeholder kernels over grid (0,); a callable grid is judged by
+    the extent it returned for that launch (census.install_watch), not by a second call of it."""
+    from kernelsynth.verify.census import _empty_grid
+
+    assert _empty_grid((0,), {}) and _empty_grid((4, 0, 1), {}) and _empty_grid(0, {})
+    assert not _empty_grid((4, 1), {}) and not _empty_grid(None, {}) and not _empty_grid(("x",), {})

@@ -253,6 +253,7 @@ class Census(set):
 #: (``{kernel name: count}``); ``in_launch``: depth of interpreter launches (their own storage
 #: copies are not the candidate's); ``threads``: Python thread starts so far.
 _STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0, "numpy_watch": False, "profiling": False,
+          "last_grid": None,
           "scalars": 0, "quiet": 0}
 #: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
 COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
@@ -270,13 +271,14 @@ def _note_host(door: str) -> None:
 
 
 def _empty_grid(grid, kwargs) -> bool:
-    """Whether a Triton launch's ``grid`` (a tuple, or a callable of the launch's meta-parameters)
-    has a zero (or negative) extent: no program runs."""
+    """Whether a Triton launch's ``grid`` (a tuple or an int; for a callable grid, the value it
+    returned for that launch; None: not known) has a zero (or negative) extent: no program runs."""
+    if grid is None:
+        return False
+    g = grid if isinstance(grid, (tuple, list)) else (grid,)
     try:
-        g = grid(dict(kwargs)) if callable(grid) else grid
-        g = g if isinstance(g, (tuple, list)) else (g,)
         return any(int(x) <= 0 for x in g)
-    except Exception:  # noqa: BLE001 - a grid the callable cannot evaluate here: counted, as before
+    except (TypeError, ValueError):  # not an extent: counted, as before
         return False
 
 
@@ -419,7 +421,8 @@ def install_watch() -> None:
             hook = _resume_numpy_watch(_STATE["numpy_watch"])
             mark = _mark(CANDIDATE_MARK)  # counted again by the per-call profiler
             try:
-                return fn(*a, **k)
+                _STATE["last_grid"] = got = fn(*a, **k)  # what the launch used (_empty_grid)
+                return got
             finally:
                 _unmark(mark)
                 _STATE["in_launch"] = depth  # first: the hook ignores its own removal inside a launch
@@ -433,7 +436,10 @@ def install_watch() -> None:
             grid = k.get("grid")
             if callable(grid) and not getattr(grid, "_kernelsynth_outside", False):
                 k["grid"] = outside(grid)  # redteam_s8 conv cf1: numpy inside the grid callable
+            _STATE["last_grid"] = None
             kernel = inside_launch(original, self, a, k)
+            if callable(grid):  # the extent the callable gave this launch, not a second call of it
+                grid = _STATE["last_grid"]
             # the function's name: the kernel Triton compiles is named after it; a launch over an
             # empty grid runs nothing and is not the candidate's work (redteam_s11 fo2: placeholder
             # launches with grid (0,) beside a library flip)
