@@ -26,7 +26,9 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 
-@triton.jit
+# Sizes are not specialised on (rule 12's derived shapes would each compile a new variant): only
+# PW, whose divisibility lets the pooled store vectorise; Cp is always a multiple of 16.
+@triton.jit(do_not_specialize=["C", "H", "W"])
 def _pad_nhwc_kernel(X, XP, C, H, W, Cp, BLOCK_W: tl.constexpr, BLOCK_C: tl.constexpr):
     # X: (N, C, H, W) -> XP: (N, H + 2, W + 2, Cp); program = (n, padded row, column block, channel block)
     row = tl.program_id(0)                      # n * (H + 2) + hp
@@ -43,7 +45,7 @@ def _pad_nhwc_kernel(X, XP, C, H, W, Cp, BLOCK_W: tl.constexpr, BLOCK_C: tl.cons
     tl.store(XP + dst, vals, mask=(wp < W + 2)[:, None] & (c < Cp)[None, :])
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["C", "H", "W", "K", "Kp", "PH"])
 def _conv_relu_pool_kernel(x_desc, w_desc, B, Y, C, H, W, K, Kp, PH, PW,
                            BLOCK_W: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_C: tl.constexpr,
                            TF32: tl.constexpr):
@@ -114,9 +116,9 @@ class ModelNew(torch.nn.Module):
         if y.numel() == 0:
             return y
         x = x.contiguous()
-        block_c = max(16, min(self.BLOCK_C, triton.next_power_of_2(C)))
-        block_k = max(16, min(self.BLOCK_K, triton.next_power_of_2(K)))
-        block_w = max(16, min(self.BLOCK_W, triton.next_power_of_2(2 * PW)))
+        # The configured tiles at every shape: one compiled variant per config and dtype (a box past
+        # the tensor's edge reads TMA's zero fill; the store is masked).
+        block_c, block_k, block_w = self.BLOCK_C, self.BLOCK_K, self.BLOCK_W
         Cp = triton.cdiv(C, 16) * 16
         Kp = triton.cdiv(K, block_k) * block_k
         xp = torch.empty((N, H + 2, W + 2, Cp), dtype=x.dtype, device=x.device)
