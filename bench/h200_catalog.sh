@@ -12,6 +12,9 @@
 # seconds per task), gpu.txt, logs.tar.gz (one <task>.log each), runs.tar.gz (each run's
 # observations and run.json), total.txt.
 #   EXTRA='task.dtypes=[bfloat16]' bash bench/h200_catalog.sh   # more overrides for every task's run
+#   PARALLEL=1 TASKS="layernorm:240 topk_rows:240" bash bench/h200_catalog.sh
+#       (the tasks start together, each with its own limit; the GPU's lock lets one job at a time
+#       use the GPU, so only the workers' start-up and compiles overlap)
 # Settings that keep a run short: 1 verification trial per shape (the protocol's other checks all
 # run), one timing repeat, do_bench 10 ms warm-up / 30 ms repetitions, no ncu profile. The ceilings
 # are measured once (cached in $KERNELSYNTH_CACHE) and shared by every task. A task stopped by its
@@ -28,19 +31,23 @@ n=$(echo $TASKS | wc -w)
 PER_TASK_S=${PER_TASK_S:-$(( (TOTAL_S - 20) / n ))}
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
+one() {  # task limit
+  local t=$1 limit=$2 t0=$(date +%s)
+  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 exploration.trials=1 exploration.timing_repeats=1 \
+    exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
+    hydra.run.dir="$RUNS/$t" ${EXTRA:-} > "$RUNS/logs/$t.log" 2>&1
+  local rc=$?
+  echo "$t: rc=$rc $(( $(date +%s) - t0 )) s (limit $limit s)$([ $rc -eq 124 ] && echo ', stopped by the limit: partial')" \
+    | tee -a "$OUT/status.txt"
+}
 for entry in $TASKS; do
   t=${entry%%:*}; own=$PER_TASK_S; [ "$t" != "$entry" ] && own=${entry#*:}
   left=$(( TOTAL_S - 20 - ($(date +%s) - start) ))
   if [ "$left" -lt 15 ]; then echo "$t: not run (the ${TOTAL_S} s budget is spent)" | tee -a "$OUT/status.txt"; continue; fi
   limit=$(( own < left ? own : left ))
-  t0=$(date +%s)
-  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 exploration.trials=1 exploration.timing_repeats=1 \
-    exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
-    hydra.run.dir="$RUNS/$t" ${EXTRA:-} > "$RUNS/logs/$t.log" 2>&1
-  rc=$?
-  echo "$t: rc=$rc $(( $(date +%s) - t0 )) s (limit $limit s)$([ $rc -eq 124 ] && echo ', stopped by the limit: partial')" \
-    | tee -a "$OUT/status.txt"
+  if [ -n "${PARALLEL:-}" ]; then one "$t" "$limit" & else one "$t" "$limit"; fi
 done
+wait
 timeout 60 python3 bench/catalog_summary.py "$RUNS" --readme --versions > "$OUT/catalog_summary.md" 2>&1
 cat "$OUT/catalog_summary.md"
 (cd "$RUNS" && tar czf "$OUT/runs.tar.gz" --exclude='.observation-key' */observations.parquet */observations \

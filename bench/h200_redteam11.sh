@@ -15,17 +15,22 @@
 # rate timed, TF32 verified); mo1, co1, fo1, fo2 labelled (library_calls or foreign_kernels non-empty) or got
 # through (both empty); ft1 accepted = the torch.library override held on the GPU too; cp1 accepted (expected:
 # nothing on the GPU differs); mh3, ch1, fh5 accepted (honest). A run cut by its timeout: see its .log.
+# Session 12: RT_SKIP_PAIRS=1 leaves out the mw1/cw1 pairs (rejected on the H200 in session 11);
+# RT_PARALLEL=1 starts the three runs at once (they share the GPU through its lock: only the workers'
+# start-up overlaps); RT_MATMUL_S, RT_CONV_S, RT_FLIP_S replace the 55/55/35 s limits.
 set -u
 OUTDIR=${1:-${OUT:-/tmp}/rt11}
 mkdir -p "$OUTDIR/cands/matmul" "$OUTDIR/cands/conv" "$OUTDIR/cands/flip"
 . bench/device_env.sh  # PYTHONPATH, the shared compile cache, bubblewrap from .deb
 R=tests/adversarial/redteam_s11
 # candidates run in name order: the "aa_" copies (the fake-speedup pairs) first, in case a timeout cuts a run
+if [ -z "${RT_SKIP_PAIRS:-}" ]; then
 cp $R/matmul/mw1_fp16_operands_when_unwatched.py "$OUTDIR/cands/matmul/aa_mw1_fp16_operands_when_unwatched.py"
 sed 's/^CHEAT = True/CHEAT = False/' $R/matmul/mw1_fp16_operands_when_unwatched.py > "$OUTDIR/cands/matmul/aa_mw1twin_always_tf32.py"
-cp $R/matmul/mo1_*.py $R/matmul/mh3_*.py "$OUTDIR/cands/matmul/"
 cp $R/conv/cw1_fp16_operands_when_no_poisoning_mode_is_on.py "$OUTDIR/cands/conv/aa_cw1_fp16_operands_when_no_poisoning_mode_is_on.py"
 sed 's/^CHEAT = True/CHEAT = False/' $R/conv/cw1_fp16_operands_when_no_poisoning_mode_is_on.py > "$OUTDIR/cands/conv/aa_cw1twin_always_tf32.py"
+fi
+cp $R/matmul/mo1_*.py $R/matmul/mh3_*.py "$OUTDIR/cands/matmul/"
 cp $R/conv/co1_*.py $R/conv/cp1_*.py $R/conv/ch1_*.py "$OUTDIR/cands/conv/"
 cp $R/flip/fo1_*.py $R/flip/fo2_*.py $R/flip/ft1_*.py $R/flip/fh5_*.py "$OUTDIR/cands/flip/"
 K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.trials=2 exploration.sandbox.allow_unsandboxed_external=true"
@@ -36,9 +41,11 @@ run() {  # name seconds args...
   echo "$name: rc=$? $(( $(date +%s) - t0 )) s" >> "$OUTDIR/rc.txt"
 }
 X=exploration.sources=[external]
-run matmul 55 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
-run conv 55 task=conv_relu_maxpool 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/conv]"
-run flip 35 task=flip2d 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/flip]"
+go() { if [ -n "${RT_PARALLEL:-}" ]; then "$@" & else "$@"; fi; }
+go run matmul "${RT_MATMUL_S:-55}" task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
+go run conv "${RT_CONV_S:-55}" task=conv_relu_maxpool 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/conv]"
+go run flip "${RT_FLIP_S:-35}" task=flip2d 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/flip]"
+wait
 python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/conv "$OUTDIR"/flip > "$OUTDIR/summary.txt" 2>&1
 python3 - "$OUTDIR"/matmul "$OUTDIR"/conv "$OUTDIR"/flip > "$OUTDIR/times.txt" 2>&1 <<'PY'
 import glob, sys

@@ -1,11 +1,11 @@
 """Where one candidate's verification time goes: cProfile of jobs.evaluate, in this process.
 
-    python bench/verify_profile.py <task> <version> [<dtype>] [--gpu]
+    python bench/verify_profile.py <task> <version> [<dtype>] [--gpu] [--top=N]
 
 Plans the task's jobs as a run would (kernelsynth.stages.exploration.Exploration.plan), takes the
 first job of ``version`` (and ``dtype``, default the spec's first), evaluates it twice (the first
-warms the compile cache) and prints verify_s / timing_s and the 25 functions with the most
-cumulative time in the second evaluation. Unsandboxed and in-process: a measuring tool for trusted
+warms the compile cache) and prints verify_s / timing_s and the N (default 25) functions with the most
+cumulative time, then with the most own time, in the second evaluation. Unsandboxed and in-process: a measuring tool for trusted
 ladder code, not a way to run untrusted candidates. Used for references/VERIFICATION.md ("Cost per
 candidate"). On a machine without a GPU, ``TRITON_INTERPRET=1`` and the task's interpreter shapes.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 def main(argv):
     gpu = "--gpu" in argv
-    args = [a for a in argv if a != "--gpu"]
+    args = [a for a in argv if a != "--gpu" and not a.startswith("--top=")]
     task, version = args[0], args[1]
     from kernelsynth.hardware import Hardware
     from kernelsynth.jobs import evaluate
@@ -42,9 +42,12 @@ def main(argv):
     prof.disable()
     print(f"verdict={res.verdict} verify_s={res.verify_s:.3f} timing_s={res.timing_s} first_call_s={res.first_call_s:.3f}"
           f" trials={res.trials} reason={res.reason[:200]!r}")
-    s = io.StringIO()
-    pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(25)
-    print(s.getvalue())
+    top = int(next((a.split("=", 1)[1] for a in argv if a.startswith("--top=")), 25))
+    for order in ("cumulative", "tottime"):
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats(order).print_stats(top)
+        print(f"== by {order}")
+        print(s.getvalue())
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ The format is documented in README.md ("Adding a task") and references/EXPLORATI
 from __future__ import annotations
 
 import ast
+import functools
 import difflib
 import hashlib
 import itertools
@@ -205,11 +206,17 @@ def evaluate(expr: str, env: Dict[str, float]) -> float:
             return FUNCTIONS[node.func.id](*[ev(a) for a in node.args])
         raise ValueError(f"unsupported syntax '{ast.unparse(node)}'")
 
+    return ev(_parsed(str(expr)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(expr: str) -> ast.Expression:
+    """``expr`` parsed once (launch grids and work models are evaluated per call). Raises
+    ValueError for a syntax error."""
     try:
-        tree = ast.parse(str(expr), mode="eval")
+        return ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise ValueError(f"not a formula: {e.msg}") from None
-    return ev(tree)
 
 
 # --------------------------------------------------------------------------- validation

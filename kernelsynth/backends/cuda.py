@@ -177,6 +177,8 @@ GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
 
 #: kernels loaded by this process, by cache key: a worker compiles or loads each source x options once
 _LOADED: Dict[str, "CompiledKernel"] = {}
+#: the same kernels by (source SHA-256, name, macros, arch, cache folder): what this process asked for
+_BUILT: Dict[tuple, "CompiledKernel"] = {}
 
 
 def nvrtc_version(core=None) -> str:
@@ -223,6 +225,9 @@ def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
     skips NVRTC (``compile_s`` is then the load time and ``cached`` True). Raises
     CudaCompileError with NVRTC's log when the source does not compile.
     """
+    quick = (hashlib.sha256(source.encode()).hexdigest(), name, tuple(macros), arch, str(cache))
+    if quick in _BUILT:  # a model is built per trial: skip the include scan and the key's hashing
+        return _BUILT[quick]
     core = _core()
     incs = include_dirs()
     opts = ["-std=c++17", "-default-device", f"-arch={arch}"] + [f"-D{m}" for m in macros] + [f"-I{d}" for d in incs]
@@ -232,6 +237,7 @@ def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
 
     key = cubin_key(sidecar)
     if key in _LOADED:  # this process already loaded it (models are built per shape)
+        _BUILT[quick] = _LOADED[key]
         return _LOADED[key]
 
     def nvrtc_compile() -> bytes:
@@ -246,7 +252,7 @@ def compile_kernel(source: str, name: str, macros: Sequence[str], arch: str,
 
     start = time.perf_counter()
     key, cubin, cached = cached_cubin(sidecar, nvrtc_compile, cache)
-    _LOADED[key] = CompiledKernel(cubin, name, time.perf_counter() - start, cached=cached)
+    _LOADED[key] = _BUILT[quick] = CompiledKernel(cubin, name, time.perf_counter() - start, cached=cached)
     return _LOADED[key]
 
 
