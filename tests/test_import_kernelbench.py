@@ -266,6 +266,9 @@ HOSTILE = {
                                  inputs="[torch.from_numpy(np.random.randn(n, m).astype('float32'))]"),
     "8_NormKeepdim.py": _problem("        return x / x.norm(p=2, dim=1, keepdim=True)", consts="n = 16\nm = 16384\n"),
     "9_HugeTiming.py": _problem("        return x * 2", consts="n = 65536\nm = 65536\n"),
+    # KernelBench files often move their inputs to the GPU themselves; the import sandbox has none
+    "13_CudaInputs.py": _problem("        return x * 2 + 1",
+                                 inputs="[torch.randn(n, m).cuda() + torch.randn(n, m).to(device='cuda:0')]"),
     "12_PythonRandomInputs.py": _problem("        return x + 1", inputs="[torch.randn(n, m) + __import__('random').random()]"),
     # a forged result on the child's pipe: a spec whose candidate is a file of the importer's machine
     "11_ForgesItsResult.py": _problem("        return x", head=(
@@ -312,7 +315,7 @@ def test_a_problem_that_exits_crashes_hangs_or_raises_gets_a_one_line_reason_nam
     # the others imported, in the same batch
     assert {t for t, r in reps.items() if r.status == "imported"} == {
         "kb_l0_7_numpyinputs", "kb_l0_8_normkeepdim", "kb_l0_9_hugetiming", "kb_l0_10_writesacanary",
-        "kb_l0_12_pythonrandominputs"}
+        "kb_l0_12_pythonrandominputs", "kb_l0_13_cudainputs"}
     assert wall < 90, wall  # the hang cost its 5 s, not the batch
     assert reps["kb_l0_3_hangsinforward"].seconds < 30 and reps["kb_l0_9_hugetiming"].seconds < 5
     report = json.loads((out / "import_report.json").read_text())
@@ -322,7 +325,11 @@ def test_a_problem_that_exits_crashes_hangs_or_raises_gets_a_one_line_reason_nam
     assert not canary.exists()
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["import_report.json", "kb_l0_7_numpyinputs", "kb_l0_8_normkeepdim", "kb_l0_9_hugetiming",
-         "kb_l0_10_writesacanary", "kb_l0_12_pythonrandominputs"])
+         "kb_l0_10_writesacanary", "kb_l0_12_pythonrandominputs", "kb_l0_13_cudainputs"])
+    # its inputs' .cuda() / .to(device="cuda:0") give CPU tensors on the CPU (the import sandbox has no GPU)
+    ref = import_file(out / "kb_l0_13_cudainputs" / "reference.py")
+    (x,) = ref.get_inputs({"n": 5, "m": 7}, torch.float32, torch.device("cpu"), torch.Generator().manual_seed(0))
+    assert x.device.type == "cpu" and x.shape == (5, 7)
 
 
 def test_numpy_inputs_are_seeded_from_the_generator_and_not_taken_for_training_mode(hostile):

@@ -23,6 +23,7 @@ import types
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 #: torch functions that draw random numbers: they get the generator (and the device, when they
 #: create a tensor from a size).
@@ -233,8 +234,12 @@ class ProblemSource:
 
     def inputs(self, values: Dict[str, int], dtype: Optional[torch.dtype], device, generator) -> List[Any]:
         """The original ``get_inputs()`` at ``values``; floating-point tensors cast to ``dtype``
-        (None: kept), integer and bool tensors and non-tensors unchanged."""
-        return self.cast(list(self.namespace(values, device, generator)["get_inputs"]()), dtype, device)
+        (None: kept), integer and bool tensors and non-tensors unchanged. Its ``.cuda()`` and
+        ``.to("cuda")`` calls give tensors on ``device`` (:class:`OnDevice`)."""
+        fn = self.namespace(values, device, generator)["get_inputs"]
+        with OnDevice(device):
+            got = fn()
+        return self.cast(list(got), dtype, device)
 
     @staticmethod
     def cast(out: List[Any], dtype: Optional[torch.dtype], device) -> List[Any]:
@@ -248,6 +253,44 @@ class ProblemSource:
     def init_inputs(self, values: Dict[str, int]) -> List[Any]:
         """The original ``get_init_inputs()`` at ``values``."""
         return list(self.namespace(values)["get_init_inputs"]())
+
+
+def _names_cuda(x) -> bool:
+    return (isinstance(x, str) and x.split(":")[0] == "cuda") or (isinstance(x, torch.device) and x.type == "cuda")
+
+
+class OnDevice(TorchFunctionMode):
+    """While a problem's ``get_inputs()`` runs: ``Tensor.cuda()`` and ``Tensor.to(<a CUDA
+    device>)`` (positional or ``device=``) give the tensor on ``device`` instead, when ``device`` is
+    given and is no CUDA device -- KernelBench files often end their inputs with ``.cuda()``, and the
+    importer analyses them on the meta device and the CPU (its sandbox has no GPU), as ``hw=cpu``
+    runs do. With a CUDA ``device`` or None, nothing changes."""
+
+    def __init__(self, device):
+        super().__init__()
+        self.device = None if device is None else torch.device(device)
+
+    def __enter__(self):
+        if self.device is None or self.device.type == "cuda":
+            self._off = True
+            return self
+        self._off = False
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        if not self._off:
+            return super().__exit__(*exc)
+        return None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is torch.Tensor.cuda:
+            return args[0].to(self.device)
+        if func is torch.Tensor.to:
+            args = tuple(self.device if _names_cuda(a) else a for a in args)
+            if _names_cuda(kwargs.get("device")):
+                kwargs["device"] = self.device
+        return func(*args, **kwargs)
 
 
 class TorchProxy(types.ModuleType):
