@@ -22,6 +22,7 @@ merged observations. No torch here.
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -73,6 +74,21 @@ def series(chosen: List[Optional[Dict[str, Any]]], baselines: List[Dict[str, Any
     return out
 
 
+def _label_offsets(xs: List[float], ys: List[float], close: float = 0.04, step: float = 8.0) -> List[float]:
+    """Vertical label offsets (points) so that labels of points at about the same place on a log-log
+    chart (within ``close`` decades in both coordinates: v0 = eager, a version beside torch.compile)
+    do not overlap: each such point's label goes ``step`` points below the one above it."""
+    order = sorted(range(len(ys)), key=lambda i: -ys[i])
+    out = [0.0] * len(ys)
+    placed: List[int] = []
+    for i in order:
+        near = [j for j in placed if abs(math.log10(xs[i] / xs[j])) < close and abs(math.log10(ys[i] / ys[j])) < 3 * close]
+        if near:
+            out[i] = min(out[j] for j in near) - step
+        placed.append(i)
+    return out
+
+
 def roofline(path: Path, title: str, points: List[Dict[str, Any]], hw) -> None:
     """Draw the roofline (or, without FLOPs, the bandwidth chart) of ``points`` to ``path``."""
     fig = _figure(7.5, 4.6)
@@ -95,11 +111,11 @@ def roofline(path: Path, title: str, points: List[Dict[str, Any]], hw) -> None:
             roof(hw.copy_gbps_measured, hw.matmul_tflops_measured, "k:", "best measured methods")
         peak_tf = (hw.peak_tflops or {}).get("bfloat16")
         roof(hw.peak_gbps, peak_tf, "r--", "datasheet")
-        for o, x in zip(points, ai):
+        for (o, x), dy in zip(zip(points, ai), _label_offsets(ai, [o["achieved_tflops"] for o in points])):
             ax.scatter([x], [o["achieved_tflops"]], s=55, zorder=3, color=colors[o["role"]],
                        marker=markers.get(o["version"], "o") if o["role"] == "baseline" else "o")
             ax.annotate(f"{_label(o)}: {o['achieved_tflops']:.1f}", (x, o["achieved_tflops"]), fontsize=7,
-                        xytext=(6, 0), textcoords="offset points", va="center")
+                        xytext=(6, dy), textcoords="offset points", va="center")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP per byte of the work model)")
