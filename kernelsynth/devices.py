@@ -56,8 +56,13 @@ class Device:
     pci_bus_id: Optional[str] = None
 
     def env(self) -> Dict[str, str]:
-        """What a worker of this device adds to its environment."""
-        return {"CUDA_VISIBLE_DEVICES": self.visible}
+        """What a worker of this device adds to its environment: ``CUDA_VISIBLE_DEVICES`` and, when
+        the probe reported it, ``KERNELSYNTH_GPU_UUID`` (the GPU's lock is then found without
+        initialising CUDA, so the worker's CUDA start-up runs under the lock: kernelsynth/gpulock.py)."""
+        env = {"CUDA_VISIBLE_DEVICES": self.visible}
+        if self.uuid:
+            env["KERNELSYNTH_GPU_UUID"] = str(self.uuid)
+        return env
 
     @property
     def label(self) -> str:

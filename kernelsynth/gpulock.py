@@ -48,6 +48,9 @@ SHARED, EXCLUSIVE, OPEN = "shared", "exclusive", "open"
 #: job holds it only around its own GPU work (:func:`shared`): TorchInductor's extraction, whose
 #: tens of seconds of tracing, code generation and Triton compiles run no kernel and would
 #: otherwise keep every timing of the other runs waiting (kernelsynth/inductor_extract.py).
+#: the worker's GPU UUID, set by the parent for a pinned worker (:func:`worker_lock_path`)
+UUID_ENV = "KERNELSYNTH_GPU_UUID"
+
 JOB_MODES = {"evaluate": SHARED, "oracle": SHARED, "inductor": OPEN, "health": SHARED, "ceilings": EXCLUSIVE}
 
 
@@ -154,10 +157,17 @@ _current: Optional[GpuLock] = None
 
 def worker_lock_path() -> Optional[Path]:
     """In a worker: the lock file of its ``cuda:0`` (``$KERNELSYNTH_CACHE``/gpu-locks/<uuid>.lock),
-    or None without a cache root, without CUDA or on the Triton interpreter. Initialises CUDA."""
+    or None without a cache root, without CUDA or on the Triton interpreter. The UUID is
+    ``$KERNELSYNTH_GPU_UUID`` when the parent set it (a pinned worker: devices.Device.env), so that
+    the job holds the lock before CUDA starts in this process -- a context being created beside
+    another run's timed region is GPU work outside every lock (session 12: side-by-side runs on
+    one H200 got host-timed rejections of honest kernels, rule 17). Else it initialises CUDA to
+    read the UUID."""
     root = os.environ.get("KERNELSYNTH_CACHE")
     if not root or os.environ.get("TRITON_INTERPRET") == "1":
         return None
+    if os.environ.get(UUID_ENV):
+        return lock_path(Path(root), os.environ[UUID_ENV])
     import torch
 
     if not torch.cuda.is_available():

@@ -19,8 +19,9 @@ TWO = [dict(H200, index=0, uuid="GPU-aaaa", pci_bus_id="0000:19:00"),
 
 def test_auto_is_one_pinned_worker_per_gpu_and_the_current_behaviour_without_gpus():
     slots = plan_slots("auto", TWO, "fp")
-    assert [(s.index, s.visible, s.env()) for s in slots] == [(0, "0", {"CUDA_VISIBLE_DEVICES": "0"}),
-                                                            (1, "1", {"CUDA_VISIBLE_DEVICES": "1"})]
+    assert [(s.index, s.visible, s.env()) for s in slots] == [
+        (0, "0", {"CUDA_VISIBLE_DEVICES": "0", "KERNELSYNTH_GPU_UUID": "GPU-aaaa"}),
+        (1, "1", {"CUDA_VISIBLE_DEVICES": "1", "KERNELSYNTH_GPU_UUID": "GPU-bbbb"})]
     assert slots[0].fingerprint == device_fingerprint("fp", TWO[0]) != slots[1].fingerprint
     assert plan_slots(None, TWO, "fp") == slots
     # hw=cpu: the probe reports no devices, so auto and null are one unpinned worker, a number N such workers

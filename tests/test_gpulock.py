@@ -147,3 +147,30 @@ def test_inductor_extraction_runs_its_compiled_code_under_the_lock(tmp_path):
         with gpulock.shared():
             assert not _free(path, gpulock.EXCLUSIVE) and _free(path, gpulock.SHARED)
         assert _free(path, gpulock.EXCLUSIVE)
+
+
+def test_a_pinned_worker_finds_its_lock_before_cuda_starts(tmp_path, monkeypatch):
+    """Session 12: side-by-side runs on one H200 rejected honest kernels by rule 17 (event-timed 2.1
+    ms, 5.3 ms with a full device sync) while other runs started workers: a worker created its CUDA
+    context (torch.cuda.get_device_properties, to read the UUID) before it took the lock. A pinned
+    worker now gets the UUID from the parent (devices.Device.env) and names its lock file without
+    touching CUDA (here, without a GPU at all: the old path returned None)."""
+    from kernelsynth.devices import Device
+
+    env = Device(index=0, visible="0", fingerprint="f" * 16, uuid="GPU-1234-abcd").env()
+    assert env == {"CUDA_VISIBLE_DEVICES": "0", "KERNELSYNTH_GPU_UUID": "GPU-1234-abcd"}
+    assert Device(index=0, visible="0", fingerprint="f" * 16).env() == {"CUDA_VISIBLE_DEVICES": "0"}
+    monkeypatch.setenv("KERNELSYNTH_CACHE", str(tmp_path))
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setenv(gpulock.UUID_ENV, env["KERNELSYNTH_GPU_UUID"])
+    import torch
+
+    def no_cuda(*a, **k):
+        raise AssertionError("CUDA touched before the lock")
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", no_cuda)
+    monkeypatch.setattr(torch.cuda, "is_available", no_cuda)
+    path = gpulock.worker_lock_path()
+    assert path == gpulock.lock_path(tmp_path, "GPU-1234-abcd") and path.name == "GPU-1234-abcd.lock"
+    (made,) = gpulock.prepare(tmp_path, ["GPU-1234-abcd"])
+    assert made == path
