@@ -470,7 +470,8 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     if not isinstance(default_tun, dict):
         c.fail("tunables", "a mapping name -> list of values (every candidate's, unless it overrides)", default_tun)
     default_launch = doc.get("launch") or {}
-    c.keys(default_launch, "launch", required=(), optional=("kernel", "grid", "block", "args", "shared_bytes"))
+    c.keys(default_launch, "launch", required=(),
+           optional=("kernel", "grid", "block", "args", "shared_bytes", "arch_specific"))
     pinned = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in (tunables or {}).items()}
     for k, v in pinned.items():
         if not v:
@@ -711,8 +712,10 @@ def _interface(c: _Checker, iface, dims) -> Dict[str, Any]:
 
 
 def _launch(c: _Checker, cd, fld, backend, dims, tunables) -> Optional[Dict[str, Any]]:
-    """Validate the ``launch`` block (kernel, grid, block, shared_bytes, args) of a candidate whose
-    backend takes one (:attr:`kernelsynth.backends.Backend.launch`: raw CUDA kernels)."""
+    """Validate the ``launch`` block (kernel, grid, block, shared_bytes, args, arch_specific) of a
+    candidate whose backend takes one (:attr:`kernelsynth.backends.Backend.launch`: raw CUDA kernels).
+    ``arch_specific`` (optional, a bool, default false) asks for the device's arch-specific target
+    (``sm_90`` -> ``sm_90a``), which Hopper's ``wgmma`` and ``setmaxnreg`` need."""
     launch = cd.get("launch")
     if not backends.get(backend).launch:
         if launch is not None:
@@ -721,7 +724,8 @@ def _launch(c: _Checker, cd, fld, backend, dims, tunables) -> Optional[Dict[str,
         return None
     if launch is None:
         c.fail(f"{fld}.launch", f"a launch block (kernel, grid, block, args) for backend: {backend}")
-    c.keys(launch, f"{fld}.launch", required=("kernel", "grid", "block", "args"), optional=("shared_bytes",))
+    c.keys(launch, f"{fld}.launch", required=("kernel", "grid", "block", "args"),
+           optional=("shared_bytes", "arch_specific"))
     if not isinstance(launch["kernel"], str) or not launch["kernel"].isidentifier():
         c.fail(f"{fld}.launch.kernel", "the name of an extern \"C\" __global__ function", launch["kernel"])
     for key in ("grid", "block"):
@@ -730,7 +734,11 @@ def _launch(c: _Checker, cd, fld, backend, dims, tunables) -> Optional[Dict[str,
             c.fail(f"{fld}.launch.{key}", "a list of 1 to 3 formulas", val)
     if not isinstance(launch["args"], list) or not all(isinstance(a, str) for a in launch["args"]):
         c.fail(f"{fld}.launch.args", "a list of tensor or dim names", launch["args"])
+    if not isinstance(launch.get("arch_specific", False), bool):
+        c.fail(f"{fld}.launch.arch_specific", "true or false (compile for the arch-specific target, sm_90a)",
+               launch["arch_specific"])
     grid = [str(g) for g in launch["grid"]] + ["1"] * (3 - len(launch["grid"]))
     block = [str(b) for b in launch["block"]] + ["1"] * (3 - len(launch["block"]))
     return {"kernel": launch["kernel"], "grid": grid, "block": block,
-            "shared_bytes": str(launch.get("shared_bytes", 0)), "args": list(launch["args"])}
+            "shared_bytes": str(launch.get("shared_bytes", 0)), "args": list(launch["args"]),
+            "arch_specific": bool(launch.get("arch_specific", False))}

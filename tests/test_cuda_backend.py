@@ -11,7 +11,7 @@ import torch
 import yaml
 
 from conftest import ROOT
-from kernelsynth.backends.cuda import bind_dims, defines, extension_libraries, parse_res_usage
+from kernelsynth.backends.cuda import bind_dims, defines, extension_libraries, kernel_arch, parse_res_usage
 from kernelsynth.errors import SpecError
 from kernelsynth.spec import SPECS_DIR, evaluate, load_spec
 
@@ -37,7 +37,7 @@ def test_every_cuda_source_compiles_for_sm90_in_every_dtype_and_config():
     resources checked) by tests/test_tasks.py, once per task found."""
     builds = _cuda_builds()
     conv = [b for b in builds if b[0].startswith("conv_relu_maxpool/")]
-    assert len(conv) == 28  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4) + v5 (4), x 2 dtypes
+    assert len(conv) == 36  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4) + v5 (4) + v6 (4), x 2 dtypes
     assert {b[0].split("/")[0] for b in builds} >= {"conv_relu_maxpool", "softmax_rows", "swiglu", "transpose2d"}
     assert all(path.suffix == ".cu" and macros[0].startswith("KS_T=") for _, path, macros in builds)
 
@@ -84,6 +84,24 @@ def test_launch_formulas_give_the_grid_the_kernel_expects():
             assert grid[0] < 2 ** 31 and grid[1] <= 65535 and grid[2] <= 65535, (c.version, grid)
 
 
+def test_an_arch_specific_launch_compiles_for_the_a_target_and_fits_hopper():
+    """v6 (wgmma) asks for sm_90a through its launch block; the others keep the device's arch. Its
+    grid and dynamic shared memory at the timing shape, for every config, fit one H200 SM."""
+    spec = load_spec(CONV / "spec.yaml")
+    by = {c.version: c for c in spec.candidates}
+    assert kernel_arch("sm_90", by["v6"].launch) == "sm_90a"
+    assert kernel_arch("sm_90a", by["v6"].launch) == "sm_90a"
+    assert kernel_arch("sm_90", by["v5"].launch) == "sm_90" and kernel_arch("sm_80", None) == "sm_80"
+    assert [c.version for c in spec.candidates if c.launch and c.launch["arch_specific"]] == ["v6"]
+    dims = {"N": 32, "C_in": 64, "H": 128, "W": 128, "C_out": 128, "PH": 64, "PW": 64}
+    for cfg in by["v6"].configs():
+        env = dict(dims, **cfg)
+        grid = [evaluate(g, env) for g in by["v6"].launch["grid"]]
+        assert grid == [1 * 64 * 32 * (128 // cfg["BN"]), 1, 1]
+        assert [evaluate(b, env) for b in by["v6"].launch["block"]] == [256, 1, 1]
+        assert 48 * 1024 < evaluate(by["v6"].launch["shared_bytes"], env) <= 227 * 1024, cfg
+
+
 def test_bind_dims_rejects_tensors_that_disagree():
     spec = load_spec(CONV / "spec.yaml")
     params = {"conv.weight": torch.empty(128, 64, 3, 3, device="meta"), "conv.bias": torch.empty(128, device="meta")}
@@ -111,6 +129,7 @@ def _broken(tmp_path, mutate):
     (lambda d: d["interface"]["inputs"].update(x=["N", "C_in", "Hx", "W"]), "interface.inputs.x"),
     (lambda d: d["interface"].update(output=["N", "C_out", "QH", "PW"]), "interface.output[2]"),
     (lambda d: d["interpret"].update(dtypes=["float16"]), "interpret.dtypes"),
+    (lambda d: d["candidates"][6]["launch"].update(arch_specific="yes"), "candidates[6].launch.arch_specific"),
 ])
 def test_broken_cuda_declarations_name_the_field(tmp_path, mutate, field):
     with pytest.raises(SpecError) as e:

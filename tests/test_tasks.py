@@ -133,10 +133,12 @@ def _assert_ladder_accepted(spec, result):
 
 
 def _cuda_builds(name):
-    from kernelsynth.backends.cuda import defines
+    """(label, file, macros, arch) of every build the harness would make on an sm_90 device (the
+    arch-specific sm_90a where the launch block asks for it: kernelsynth.backends.cuda.kernel_arch)."""
+    from kernelsynth.backends.cuda import defines, kernel_arch
 
     spec = load_spec(TASKS[name], task_folder=True)
-    return [(f"{name}/{c.version}/{dtype}/{cfg}", c.file, defines(dtype, cfg))
+    return [(f"{name}/{c.version}/{dtype}/{cfg}", c.file, defines(dtype, cfg), kernel_arch("sm_90", c.launch))
             for c in spec.candidates if c.backend == "cuda" for dtype in spec.dtypes for cfg in c.configs()]
 
 
@@ -147,9 +149,9 @@ CUDA_TASKS = [n for n in sorted(TASKS) if _cuda_builds(n)]
 @pytest.mark.parametrize("name", CUDA_TASKS)
 def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name):
     def nvcc(b):
-        label, path, macros = b
+        label, path, macros, arch = b
         # -cubin: device code only, what the harness's NVRTC compiles (no host pass: it never builds one)
-        cmd = ["nvcc", "-arch=sm_90", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
+        cmd = ["nvcc", f"-arch={arch}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
                *[f"-D{m}" for m in macros], str(path)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         return label, r.returncode, r.stderr

@@ -11,6 +11,7 @@ A spec candidate with ``backend: cuda`` names a ``.cu`` file and a ``launch`` bl
       block: [BLOCK, 1, 1]
       shared_bytes: 0                          # dynamic shared memory (formula), optional
       args: [x, conv.weight, conv.bias, out, N, C_in, H, W, C_out, PH, PW]
+      arch_specific: false                     # true: compile for sm_90a, not sm_90 (optional)
 
 and the task declares its ``interface``: the dims of every input, of the reference model's
 parameters (by ``state_dict`` name) and of the output, plus derived dims. At each call the dims
@@ -19,7 +20,10 @@ and the kernel is launched on PyTorch's current stream. ``args`` names inputs, p
 ``out`` (allocated by ``torch.empty``, so the harness poisons it) or dims (passed as ``int``).
 
 Compilation: NVIDIA's cuda-python (``cuda.core`` ``Program``, i.e. NVRTC) to a cubin for the
-device's arch, with ``-DKS_T=<element type>`` and one ``-D<NAME>=<value>`` per tunable. Cubins
+device's arch (its arch-specific target, ``sm_90a`` on an ``sm_90`` device, when the launch block
+says ``arch_specific: true``: Hopper's ``wgmma`` and ``setmaxnreg`` exist only there, and such a
+cubin loads only on that exact compute capability; :func:`kernel_arch`), with
+``-DKS_T=<element type>`` and one ``-D<NAME>=<value>`` per tunable. Cubins
 are cached on disk under ``<cache_dir>/cuda/<key>.cubin`` with a sidecar ``<key>.json`` of the
 key's inputs (the source's SHA-256, kernel name, arch, options, NVRTC version), so a second run
 compiles nothing; sandboxed workers stage new cubins and the parent validates and promotes them
@@ -65,6 +69,15 @@ def defines(dtype: str, config: Dict[str, Any]) -> List[str]:
     """The ``-D`` macros a raw kernel is compiled with: ``KS_T`` (the element type of ``dtype``)
     and one per tunable (sorted). Raises KeyError for a dtype with no C++ type."""
     return [f"KS_T={CUDA_TYPES[dtype]}"] + [f"{k}={int(v)}" for k, v in sorted(config.items())]
+
+
+def kernel_arch(arch: str, launch: Optional[Dict[str, Any]]) -> str:
+    """The NVRTC target of a raw kernel on a device of ``arch`` (``"sm_90"``): ``arch`` itself, or
+    its arch-specific variant (``"sm_90a"``) when the launch block sets ``arch_specific``; an arch
+    that already names a variant is kept."""
+    if (launch or {}).get("arch_specific") and not arch.endswith("a"):
+        return arch + "a"
+    return arch
 
 
 def cache_dir() -> Path:
@@ -288,8 +301,8 @@ class RawKernelModel:
 
         self.params = {k: v.detach().clone() for k, v in ref_model.state_dict().items()}
         self.source, self.launch_spec, self.interface, self.config = source, launch, interface, dict(config)
-        self.dtype, self.arch, self.cache = dtype, arch, cache
-        self.kernel = compile_kernel(source, launch["kernel"], defines(dtype, config), arch, cache)
+        self.dtype, self.arch, self.cache = dtype, kernel_arch(arch, launch), cache
+        self.kernel = compile_kernel(source, launch["kernel"], defines(dtype, config), self.arch, cache)
         self._torch = torch
 
     def __call__(self, *inputs):
@@ -394,7 +407,8 @@ class CudaBackend(Backend):
             L = candidate.launch
             code += (f"\n// Launch (spec.yaml): {L['kernel']}<<<grid({', '.join(L['grid'])}), "
                      f"block({', '.join(L['block'])}), shared {L['shared_bytes']} B>>>({', '.join(L['args'])})\n"
-                     "// compiled by NVRTC with -DKS_T=<element type> and -D<tunable>=<value>\n")
+                     "// compiled by NVRTC with -DKS_T=<element type> and -D<tunable>=<value>"
+                     + (" for the arch-specific target (sm_90a)" if L.get("arch_specific") else "") + "\n")
         return code
 
     def load(self, file: str):
