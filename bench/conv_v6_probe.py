@@ -69,6 +69,8 @@ def problem(REF, shape, dt, misaligned=False):
     import torch
 
     dtype = getattr(torch, dt)
+    if not isinstance(shape, dict):  # SHAPES are (N, C_in, C_out, H, W) tuples; the reference takes dicts
+        shape = dict(zip(("N", "C_in", "C_out", "H", "W"), shape))
     torch.manual_seed(0)
     ref = REF.Model(*REF.get_init_inputs(shape)).to("cuda", dtype).eval()
     g = torch.Generator(device="cuda").manual_seed(1)
