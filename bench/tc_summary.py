@@ -5,7 +5,7 @@ conv_relu_maxpool).
 Usage: python3 bench/tc_summary.py <run dir> <task>
 
 flip2d target: the best version >= 1.0x torch.compile and >= 97% of the copy ceiling in every
-dtype. conv_relu_maxpool target: v4 (native CUDA tensor cores) >= 2x eager and >= 1.1x
+dtype. conv_relu_maxpool target: the fastest native CUDA version (tensor cores) >= 2x eager and >= 1.1x
 torch.compile in both dtypes (stretch: as fast as the Triton v3). Rejected observations are listed
 with their reasons. Exits 0 (the table is the result; it judges nothing the run did not judge).
 """
@@ -56,13 +56,15 @@ def main(run_dir: Path, task: str) -> int:
             print(f"  target: best {v} {xc:.3f}x torch.compile ({'met' if xc >= 1.0 else 'MISSED'} >= 1.0), "
                   f"{f(pct, '.1f')}% of copy ({'met' if pct and pct >= 97 else 'MISSED'} >= 97)")
         if task == "conv_relu_maxpool" and eager and comp:
-            o = cands.get("v4")
+            native = {v: o for v, o in cands.items() if o.get("backend") == "cuda"} or \
+                {v: o for v, o in cands.items() if v == "v4"}
+            v, o = min(native.items(), key=lambda kv: kv[1]["median_ms"]) if native else ("v4", None)
             if o is None:
-                print("  target: v4 has no accepted observation (MISSED)")
+                print("  target: no native CUDA version has an accepted observation (MISSED)")
             else:
                 xe, xc = eager["median_ms"] / o["median_ms"], comp["median_ms"] / o["median_ms"]
                 v3 = cands.get("v3")
-                print(f"  target: v4 {xe:.2f}x eager ({'met' if xe >= 2 else 'MISSED'} >= 2), {xc:.2f}x torch.compile "
+                print(f"  target: fastest native CUDA version {v} {xe:.2f}x eager ({'met' if xe >= 2 else 'MISSED'} >= 2), {xc:.2f}x torch.compile "
                       f"({'met' if xc >= 1.1 else 'MISSED'} >= 1.1)"
                       + (f", {v3['median_ms'] / o['median_ms']:.2f}x Triton v3 (stretch >= 1)" if v3 else ""))
     bad = [o for o in obs if o["verdict"] != "accepted"]
