@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Red team s12 (issue 10 item 8), the GPU part, on the H200 (<= 200 s; hard timeouts 90 + 90 s, one after the other; two trials):
+#   bash bench/h200_redteam12.sh "$OUT/rt12"
+# 1. matmul_bias_gelu float32: m1 (packed w cached by data_ptr: does the GPU allocator reuse addresses so the stale
+#    pack is hit?) and m2 (erf GELU for tanh GELU: is the float32 bound on the H200 loose enough to accept it?); 90 s.
+# 2. softmax_rows float32: s1 (wrong past 8192 columns: do the H200 shapes reach N > 8192?), s2 (odd rows stale); 90 s.
+# Under the given directory: logs, summary.txt (summarize.py) and times.txt (median_ms, verify_s per observation).
+# Look for: any of m1, m2, s1, s2 accepted = got through on the GPU.
+set -u
+OUTDIR=${1:-${OUT:-/tmp}/rt12}
+mkdir -p "$OUTDIR/cands/matmul" "$OUTDIR/cands/softmax"
+. bench/device_env.sh  # PYTHONPATH, the shared compile cache, bubblewrap from .deb
+R=tests/adversarial/redteam_s12
+cp $R/matmul/*.py "$OUTDIR/cands/matmul/"
+cp $R/softmax/*.py "$OUTDIR/cands/softmax/"
+K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.trials=2 exploration.sandbox.allow_unsandboxed_external=true"
+run() {  # name seconds args...
+  local name=$1 secs=$2; shift 2
+  local t0=$(date +%s)
+  timeout -k 5 "$secs" $K "$@" hydra.run.dir="$OUTDIR/$name" > "$OUTDIR/$name.log" 2>&1
+  echo "$name: rc=$? $(( $(date +%s) - t0 )) s" >> "$OUTDIR/rc.txt"
+}
+X=exploration.sources=[external]
+run matmul 90 task=matmul_bias_gelu 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/matmul]"
+run softmax 90 task=softmax_rows 'task.dtypes=[float32]' "$X" "exploration.extra_candidates=[$OUTDIR/cands/softmax]"
+python3 tests/adversarial/redteam_s7/summarize.py "$OUTDIR"/matmul "$OUTDIR"/softmax > "$OUTDIR/summary.txt" 2>&1
+python3 - "$OUTDIR"/matmul "$OUTDIR"/softmax > "$OUTDIR/times.txt" 2>&1 <<'PY'
+import glob, sys
+import pyarrow.parquet as pq
+for d in sys.argv[1:]:
+    for f in glob.glob(f"{d}/observations/*.parquet") or glob.glob(f"{d}/observations.parquet"):
+        for r in pq.read_table(f).to_pylist():
+            print(d.rsplit("/", 1)[-1], r.get("name"), r.get("dtype"), r.get("verdict"), "median_ms", r.get("median_ms"),
+                  "verify_s", r.get("verify_s"), "foreign", r.get("foreign_kernels"))
+PY
+cat "$OUTDIR/rc.txt" "$OUTDIR/summary.txt" "$OUTDIR/times.txt" | cut -c1-400
