@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -235,9 +236,9 @@ class ProblemSource:
     def inputs(self, values: Dict[str, int], dtype: Optional[torch.dtype], device, generator) -> List[Any]:
         """The original ``get_inputs()`` at ``values``; floating-point tensors cast to ``dtype``
         (None: kept), integer and bool tensors and non-tensors unchanged. Its ``.cuda()`` and
-        ``.to("cuda")`` calls give tensors on ``device`` (:class:`OnDevice`)."""
+        ``.to("cuda")`` calls give tensors on ``device`` (:func:`on_device`)."""
         fn = self.namespace(values, device, generator)["get_inputs"]
-        with OnDevice(device):
+        with on_device(device):
             got = fn()
         return self.cast(list(got), dtype, device)
 
@@ -261,26 +262,13 @@ def _names_cuda(x) -> bool:
 
 class OnDevice(TorchFunctionMode):
     """While a problem's ``get_inputs()`` runs: ``Tensor.cuda()`` and ``Tensor.to(<a CUDA
-    device>)`` (positional or ``device=``) give the tensor on ``device`` instead, when ``device`` is
-    given and is no CUDA device -- KernelBench files often end their inputs with ``.cuda()``, and the
-    importer analyses them on the meta device and the CPU (its sandbox has no GPU), as ``hw=cpu``
-    runs do. With a CUDA ``device`` or None, nothing changes."""
+    device>)`` (positional or ``device=``) give the tensor on ``device`` instead -- KernelBench files
+    often end their inputs with ``.cuda()``, and the importer analyses them on the meta device and
+    the CPU (its sandbox has no GPU), as ``hw=cpu`` runs do. Entered through :func:`on_device`."""
 
     def __init__(self, device):
         super().__init__()
-        self.device = None if device is None else torch.device(device)
-
-    def __enter__(self):
-        if self.device is None or self.device.type == "cuda":
-            self._off = True
-            return self
-        self._off = False
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        if not self._off:
-            return super().__exit__(*exc)
-        return None
+        self.device = torch.device(device)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -291,6 +279,13 @@ class OnDevice(TorchFunctionMode):
             if _names_cuda(kwargs.get("device")):
                 kwargs["device"] = self.device
         return func(*args, **kwargs)
+
+
+def on_device(device):
+    """:class:`OnDevice` for a ``device`` that is given and no CUDA device; else no change."""
+    if device is None or torch.device(device).type == "cuda":
+        return contextlib.nullcontext()
+    return OnDevice(device)
 
 
 class TorchProxy(types.ModuleType):

@@ -74,7 +74,7 @@ from fractions import Fraction
 from ..spec import PLUMBING_OPS, evaluate, load_spec
 from ..tolerance import default_tolerance
 from .fit import Atom, rank, axis_form, fit_grid, grid_values
-from .kbsource import OnDevice, ProblemSource, adapter
+from .kbsource import ProblemSource, adapter, on_device
 
 #: Formula names a dim may not take (kernelsynth.spec.evaluate's own names).
 RESERVED = {"itemsize", "cdiv", "min", "max"}
@@ -165,7 +165,7 @@ def _namespace(src: ProblemSource, values, device=None, generator=None) -> Dict[
 
 
 def _inputs(ns, dtype, device) -> List[Any]:
-    with OnDevice(device):  # its .cuda() calls give tensors on the analysis's device
+    with on_device(device):  # its .cuda() calls give tensors on the analysis's device
         got = _call("get_inputs()", ns["get_inputs"])
     if not isinstance(got, (list, tuple)):
         raise ImportFailure(f"get_inputs() returned {type(got).__name__}, not a list")
