@@ -5,7 +5,8 @@
 Prints one row per observation (task, version, dtype, verdict, verify_s, timing_s, wall_s) and,
 per task and role, the median seconds: ``verify_s`` is the correctness protocol (listed, derived
 and timing-shape trials), ``timing_s`` the timed measurement with its integrity checks, ``wall_s``
-the whole job in the worker (imports, first call and JIT compile included).
+the whole job in the worker (imports, first call and JIT compile included); and how many of the
+reference computations the worker's memo already held (kernelsynth/verify/refmemo.py).
 Used for references/VERIFICATION.md ("Cost per candidate").
 """
 
@@ -34,8 +35,11 @@ def main(run_dirs):
         groups.setdefault((r["task"], r["role"]), []).append(r)
     for (task, role), rs in sorted(groups.items()):
         med = lambda k: statistics.median([r[k] for r in rs if r[k] is not None] or [float("nan")])  # noqa: E731
+        hits = [(r.get("reference_hits"), r.get("reference_calls")) for r in rs if r.get("reference_calls")]
+        memo = (f" reference memo: {sum(h for h, _ in hits)}/{sum(c for _, c in hits)} hits over {len(hits)} jobs"
+                if hits else " reference memo: off")
         print(f"{task} {role}: n={len(rs)} median verify_s={med('verify_s'):.2f} timing_s={med('timing_s'):.2f} "
-              f"wall_s={med('wall_s'):.2f}")
+              f"wall_s={med('wall_s'):.2f}{memo}")
 
 
 if __name__ == "__main__":

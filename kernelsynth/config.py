@@ -102,6 +102,11 @@ class ExplorationConfig:
     #: replaced after faults, torch.compile baselines, jobs that leave threads or changed process
     #: state, and failed independent checks. A spare worker started ahead hides most of the start-up.
     fresh_worker: str = "external"
+    #: Keep the reference's outputs (the float64 reference, the precision rule's honest computations)
+    #: in each worker for its later jobs: every candidate of a task and dtype meets the same trials,
+    #: so they are computed once per worker instead of once per candidate (kernelsynth/verify/refmemo.py).
+    #: Never for a job with a fresh worker (the answers must not be where an untrusted candidate runs).
+    reference_memo: bool = True
     #: Reject, without running them, Python candidates whose source imports gc/inspect/ctypes/the
     #: harness or reaches frames (sys._getframe, f_locals) or sys.modules (kernelsynth/screen.py).
     screen_sources: bool = True

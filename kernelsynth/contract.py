@@ -131,6 +131,9 @@ class JobRequest:
     #: (VERIFICATION.md rule 8, :func:`kernelsynth.verify.inputs.plant_nonfinite`); off for baselines
     #: and for a spec that opts out (``nonfinite: {plant: false, source: ...}``)
     nonfinite: bool = False
+    #: keep the reference's outputs in the worker for its later jobs (kernelsynth/verify/refmemo.py;
+    #: never for a job with ``fresh_worker``): the same references, computed once per worker
+    reference_memo: bool = True
 
     @property
     def tol(self) -> Optional[Dict[str, float]]:
@@ -172,6 +175,7 @@ KEY_EXCLUDED = {
     "cache_dir": "where compiled kernels are cached: a cache hit gives the same kernel",
     "fresh_worker": "isolation of the next job; this job's measurement is the same",
     "reference_ops": "the spec's (in the spec hash) and those the reference dispatches (its source is hashed)",
+    "reference_memo": "the same reference outputs, computed once per worker instead of once per job",
 }
 
 
@@ -193,7 +197,10 @@ class EvaluateResult:
     ``foreign_kernels`` (GPU: launched kernels that are not the candidate's own): comma-separated
     names, VERIFICATION.md rule 14; ``kernel_census``: whether the launched-kernel census ran
     (GPU, timed jobs). Compile stats (``n_regs`` ... ``compile_cached``) come from the backend
-    (:meth:`kernelsynth.backends.Backend.compile_stats`). ``audit``: ``{audit key: digest}`` for the
+    (:meth:`kernelsynth.backends.Backend.compile_stats`). ``peak_mem_bytes``: the job's peak GPU
+    allocation, less what the worker's reference memo held when the job began.
+    ``reference_hits``/``reference_calls``: of the reference computations the memo was asked for,
+    how many it already held (kernelsynth/verify/refmemo.py; None when the memo was off). ``audit``: ``{audit key: digest}`` for the
     parent's independent check. ``recycle_worker``: the worker is replaced after this job."""
 
     verdict: str = "accepted"
@@ -229,6 +236,8 @@ class EvaluateResult:
     compile_s: Optional[float] = None
     compile_cached: Optional[bool] = None
     peak_mem_bytes: Optional[int] = None
+    reference_hits: Optional[int] = None
+    reference_calls: Optional[int] = None
     audit: Dict[str, Any] = field(default_factory=dict)
     recycle_worker: bool = False
 

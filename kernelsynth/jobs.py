@@ -12,6 +12,8 @@ imports torch and initialises CUDA.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import inspect
 import os
 import sys
@@ -39,6 +41,7 @@ from .audit import special_values_of
 from .verify.transport import audit_view
 from .verify.census import profiled_of
 from .verify.guard import dispatch_tables
+from .verify.refmemo import MEMO, LazyReference
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, check_outputs_released, compare, digest,
                      guard_also, reset_returned,
@@ -256,6 +259,11 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     trusted = cand.trusted  # torch.compile may install hooks of its own
+    # the worker's memo of reference outputs, shared by the ladder's jobs; off (and emptied) for a job
+    # with a fresh worker: the candidate must not find the answers of the trials it meets (refmemo)
+    MEMO.begin(p.reference_memo and not p.fresh_worker, device)
+    memo_held = MEMO.device_bytes() if device.type == "cuda" else 0
+    reference_digest = hashlib.sha256(Path(p.reference).read_bytes()).hexdigest()
     install_watch()  # the census's counters: thread starts, host doors, Triton launches (rule 14)
     reset_returned()  # the outputs of this job's verified calls, which the candidate must not keep (rule 10)
     backend = None if trusted else load_backend(p.backend_source)  # trusted code, loaded before the guard
@@ -285,8 +293,12 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             first = not built and not built_once
             if not trusted:
                 built.clear()
+            # the reference is built when first needed: with the memo on, a later job's trials find its
+            # outputs kept (kernelsynth/verify/refmemo.py); the memo's key is how it is built
+            reference = LazyReference(functools.partial(_reference, ref_mod, init, device, dtype, seed, perturb),
+                                      (reference_digest, p.dtype) + key)
             built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype, seed, perturb),
-                          _reference(ref_mod, init, device, dtype, seed, perturb))
+                          reference if MEMO.enabled else reference.module)
             built_once.append(key)
             if guard is not None and first:  # later builds: the check after each trial covers them
                 check_integrity(guard)
@@ -301,7 +313,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
                           determinism_tol=p.determinism, poison_empty=not trusted, check_threads=not trusted,
                           guard=guard, threads_before=threads,
                           audit=None if trusted else out.audit,  # raw outputs for kernelsynth/audit.py
-                          census=census, precision=p.precision, reduction=_reduction(p))
+                          census=census, precision=p.precision, reduction=_reduction(p),
+                          memo=MEMO if MEMO.enabled else None)
 
     snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
@@ -361,6 +374,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
     if out.verify_s is None:
         out.verify_s = time.perf_counter() - started
+    out.reference_hits, out.reference_calls = (MEMO.hits, MEMO.calls) if MEMO.enabled else (None, None)
     if census is not None:  # which operators did the verified calls dispatch? (VERIFICATION.md rule 14)
         if cand.file and str(cand.file).endswith(".py"):  # raw-memory doors the census cannot count
             census.update(host_access(Path(cand.file).read_text(errors="replace")))
@@ -383,7 +397,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     out.recycle_worker = trusted or p.fresh_worker or bool(thread_ids() - threads) \
         or process_fingerprint() != fingerprint
     if device.type == "cuda":
-        out.peak_mem_bytes = int(torch.cuda.max_memory_allocated(device))
+        out.peak_mem_bytes = int(torch.cuda.max_memory_allocated(device)) - memo_held  # not the earlier jobs' memo
         del model
         torch.cuda.empty_cache()  # give this job's memory back before the next candidate
     return out
@@ -407,15 +421,15 @@ def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, pro
     pristine = [x.clone() for x in inputs]
     got, ops = profiled_ops(model, inputs, policy.device)  # a thread started in the call fails it
     try:
-        ref = run_reference(ref_model, [x.clone() for x in pristine], p.comparison, policy.dtype)
+        ref = run_reference(ref_model, [x.clone() for x in pristine], p.comparison, policy.dtype, policy.memo)
         compare(got, ref, p.comparison, policy.tol, out_dtype)
-        _unverified_precision(ref_model, p, policy, shape)(got, pristine, ref)  # rule 15's checks: no timing here
+        _unverified_precision(ref_model, p, policy, shape, memo=policy.memo)(got, pristine, ref)  # rule 15's checks
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the profiled call (census): {e}") from None
     profiled.update(ops)
     gen = torch.Generator(device=policy.device).manual_seed(trial_seed(p.seed, "unwatched"))
     _unwatched_scale_probes(model, ref_model, p, policy, pristine, gen, out_dtype, where="the last listed shape",
-                            models_for=models_for, shape=shape, si=si)
+                            models_for=models_for, shape=shape, si=si, memo=policy.memo)
 
 
 def _reduction(p: JobRequest):
@@ -541,7 +555,7 @@ def _reference_dispatch(ref_mod, p: JobRequest, device: torch.device, dtype: tor
                        ref_mod.get_inputs(shape, dtype, device, gen), device)
 
 
-def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=None):
+def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=None, memo=None):
     """``check(out, inputs, ref, terms=None) -> terms``: the precision rule (VERIFICATION.md rule
     23) on the output of a call the harness did not verify -- a timed call, the kernel census's
     profiled call -- against the honest computations on its own ``inputs`` (``terms``: reuse those
@@ -549,7 +563,8 @@ def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=
     candidate that computes at the policy only where it can tell it is verified (the poisoning
     mode's sentinel in ``torch.empty``: tests/adversarial/redteam_s11 cw1, float16 operands in every
     other call) meets the rule on the calls that are timed (session 11). A no-op without a policy
-    (``exact`` tasks: their timed outputs are compared bit for bit)."""
+    (``exact`` tasks: their timed outputs are compared bit for bit). ``memo``: the worker's reference
+    memo, for calls whose inputs every candidate meets (the profiled call's; not the timed ones)."""
     if p.comparison != "allclose" or not policy.precision:
         return lambda out, inputs, ref, terms=None: None
     honest = HonestReferences(policy.precision, policy.dtype)
@@ -557,7 +572,7 @@ def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=
     def check(out, inputs, ref, terms=None):
         if not isinstance(out, torch.Tensor) or not out.is_floating_point():
             return terms
-        terms = terms or honest.terms(ref_model, inputs, ref)
+        terms = terms or honest.terms(ref_model, inputs, ref, memo)
         meter = PrecisionMeter(policy.precision)
         meter.add(out, ref, terms, slack=policy.slack(shape or p.timing_shape, 1.0))
         meter.check("precision of an unverified call")
@@ -668,7 +683,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
 
 
 def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolicy, inputs, gen, out_dtype,
-                            where: str = "the timing shape", models_for=None, shape=None, si: int = 0) -> None:
+                            where: str = "the timing shape", models_for=None, shape=None, si: int = 0,
+                            memo=None) -> None:
     """Each fixed ``scale`` probe of the spec (VERIFICATION.md rule 24) once more at the timing
     shape (on the CPU path, which times nothing: the last listed shape, after the profiled call),
     as a plain call like the timed ones -- no poisoning mode, no census -- on the last
@@ -679,7 +695,8 @@ def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolic
     keeps to the policy only where it can tell it is verified (redteam_s11 cw1: float16 operands
     when ``torch.empty`` does not hold the poisoning sentinel) overflows here as it would under
     the probe. Ranged probes (compared only, a factor per trial) and the other kinds are left to
-    the verified trials. Raises VerificationFailure naming the probe."""
+    the verified trials. ``memo``: as :func:`_unverified_precision`'s. Raises VerificationFailure naming the
+    probe."""
     for k, probe in enumerate(p.probes):
         if probe.get("kind") != "scale" or "low" in probe:
             continue
@@ -692,7 +709,7 @@ def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolic
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in scaled]
         with torch.no_grad():
             out = cand(*scaled)
-            ref = run_reference(reference, pristine, p.comparison, policy.dtype)
+            ref = run_reference(reference, pristine, p.comparison, policy.dtype, memo)
         try:
             compare(out, ref, p.comparison, probe_tolerance(policy.tol, probe), out_dtype)
         except VerificationFailure as e:

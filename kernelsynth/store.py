@@ -87,6 +87,8 @@ OBSERVATION_SCHEMA = pa.schema([
     ("compile_s", pa.float64()),          # CUDA: NVRTC seconds (cubin load time on a disk-cache hit)
     ("compile_cached", pa.bool_()),       # CUDA: the cubin came from the disk cache (compile_s is a load)
     ("peak_mem_bytes", pa.int64()),
+    ("reference_hits", pa.int64()),       # reference computations the worker's memo already held (refmemo)
+    ("reference_calls", pa.int64()),      # ... of those the memo was asked for; null: memo off
     # the profile of a version's fastest config (kernelsynth/profiling.py; contract.ProfileResult)
     ("profile", pa.string()),             # "ncu", or "skipped: <why>" / "failed: <why>"
     ("ncu_kernel", pa.string()),          # the kernel the ncu numbers are of (the longest of one call)

@@ -453,6 +453,7 @@ class _Worker:
         self.job: Optional[Tuple[Optional[int], float]] = None  # (job index, start time); index None: a device check
         self.limit = 0.0  # the job's time limit, seconds
         self.slot = 0  # the pool slot it fills (WorkerPool.slots)
+        self.jobs = 0  # jobs sent to it (a job with fresh_worker goes only to a worker that has run none)
         #: why this worker's staged compile outputs are not promoted (None: they are)
         self.taint: Optional[str] = None
 
@@ -683,7 +684,10 @@ class WorkerPool:
         todo.remove(idx)
         payload = payloads[idx]
         w = self._workers[slot] or self._revive(slot)
+        if getattr(payload, "fresh_worker", False) and w.jobs:  # a process that has run no other job
+            w = self._replace(w, len(todo) + 1)  # (rule 19: e.g. the reference memo, kernelsynth/verify/refmemo.py)
         w = self._send(w, slot, name, payload, idx, self.timeout_s, queued=len(todo) + 1)
+        w.jobs += 1
         cand = getattr(payload, "candidate", None)
         if name == "evaluate" and getattr(cand, "role", None) in ("external", "inductor") and w.taint is None:
             w.taint = f"ran the {cand.role} candidate {getattr(cand, 'name', '?')}"  # untrusted or generated code

@@ -43,7 +43,7 @@ def test_observation_row_keeps_every_result_field(jobs):
               "kernel_census": False}
     for f in dataclasses.fields(EvaluateResult):
         if f.name not in values and f.name not in RESULT_NOT_IN_ROW:
-            values[f.name] = 7 if "n_" in f.name or f.name.endswith("bytes") else 0.5
+            values[f.name] = 7 if "n_" in f.name or f.name.endswith(("bytes", "_hits", "_calls")) else 0.5
     row = observation_row(jobs[0], finished(EvaluateResult(**values), 1.0), _cpu_hw())
     (stored,) = rows_to_table([row], OBSERVATION_SCHEMA).to_pylist()
     assert {k: stored[k] for k in values} == values
@@ -65,7 +65,8 @@ def test_the_resume_key_is_computed_from_the_final_request(jobs):
     for name, value in changed.items():
         assert dataclasses.replace(job.request, **{name: value}).key(**context) != job.key, name
     excluded = {"cache_dir": "/other", "fresh_worker": not job.request.fresh_worker,
-                "reference_ops": ["flip", "index"]}  # e.g. the ops the oracle saw the reference dispatch
+                "reference_ops": ["flip", "index"],  # e.g. the ops the oracle saw the reference dispatch
+                "reference_memo": not job.request.reference_memo}
     assert set(excluded) == set(contract.KEY_EXCLUDED)
     for name, value in excluded.items():  # where kernels are cached does not change what is measured
         assert dataclasses.replace(job.request, **{name: value}).key(**context) == job.key, name

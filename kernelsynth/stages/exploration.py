@@ -73,7 +73,8 @@ class Exploration:
                  extra_candidates: Optional[List[str]] = None, fresh_worker: str = _D.fresh_worker,
                  screen_sources: bool = _D.screen_sources, sandbox: Any = None, profile: bool = _D.profile,
                  profile_timeout_s: float = _D.profile_timeout_s, profile_budget_s: float = _D.profile_budget_s,
-                 ncu: Optional[str] = _D.ncu, sources: Optional[List[str]] = None):
+                 ncu: Optional[str] = _D.ncu, sources: Optional[List[str]] = None,
+                 reference_memo: bool = _D.reference_memo):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
@@ -92,6 +93,7 @@ class Exploration:
         if fresh_worker not in ("external", "always"):
             raise ValueError(f"exploration.fresh_worker must be 'external' or 'always', got {fresh_worker!r}")
         self.fresh_worker = fresh_worker
+        self.reference_memo = bool(reference_memo)
         self.screen_sources = screen_sources
         self.sandbox = SandboxSettings.of(sandbox)
         #: the last run's compile cache report (run.json ``compile_cache``; kernelsynth/cache.py)
@@ -177,7 +179,7 @@ class Exploration:
                     data_movement=op_class(spec.category) == "data_movement",
                     probes=[] if e.trusted else probes_for(spec.probes, dtype), reduction=spec.reduction,
                     timed_fresh=timed_fresh(work) if timed else None,
-                    nonfinite=spec.nonfinite and not e.trusted)
+                    nonfinite=spec.nonfinite and not e.trusted, reference_memo=self.reference_memo)
                 key = request.key(spec=spec.sha256, hw=hw.fingerprint, kernelsynth=__version__)
                 row = {
                     "key": key, "task": spec.name, "spec_sha256": spec.sha256, "role": e.role,

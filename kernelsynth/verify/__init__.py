@@ -14,7 +14,8 @@ process fingerprint, thread check), :mod:`.poison` (memory poisoning and the poi
 :mod:`.inputs` (seeded trial inputs, planted edge values), :mod:`.comparison` (output against
 reference), :mod:`.transport` (outputs sent to the parent; no torch at import), :mod:`.census`
 (the fallback census: operators by what they do, launched kernels on a GPU), :mod:`.params`
-(fresh and perturbed parameters per trial), :mod:`.protocol` (:class:`VerifyPolicy` and the trial driver :func:`verify`).
+(fresh and perturbed parameters per trial), :mod:`.refmemo` (the worker's memo of reference
+outputs), :mod:`.protocol` (:class:`VerifyPolicy` and the trial driver :func:`verify`).
 
 Importing this package imports no module of it and no torch: the parent imports only the modules
 it needs (:mod:`kernelsynth.audit`). The first name read from the package itself
@@ -45,6 +46,7 @@ _EXPORTS = {
                "own_kernel_names", "kernel_census", "Census", "install_watch", "watching", "thread_starts",
                "triton_launches", "profiled_ops", "profiled_library_calls", "PROFILED_LAYOUT", "COPY_OPS",
                "unlaunched_kernels"),
+    "refmemo": ("ReferenceMemo", "MEMO", "BUILD_ATTR", "fingerprint"),
     "protocol": ("VerifyPolicy", "VerificationReport", "verify", "recheck_after_settling", "check_repeat_and_fresh"),
 }
 

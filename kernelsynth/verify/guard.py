@@ -25,7 +25,8 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "triton.testing", "kernelsynth.verify", "kernelsynth.verify.failures", "kernelsynth.verify.guard",
            "kernelsynth.verify.poison", "kernelsynth.verify.inputs", "kernelsynth.verify.comparison",
            "kernelsynth.verify.transport", "kernelsynth.verify.census", "kernelsynth.verify.params",
-           "kernelsynth.verify.protocol", "kernelsynth.verify.precision", "kernelsynth.interpreter",
+           "kernelsynth.verify.protocol", "kernelsynth.verify.precision", "kernelsynth.verify.refmemo",
+           "kernelsynth.interpreter",
            "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal",
            # the census's counters (kernelsynth.verify.census.install_watch): thread starts, Triton launches

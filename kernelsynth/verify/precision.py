@@ -91,6 +91,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 
 from .failures import VerificationFailure
+from .refmemo import resolve
 
 #: policy -> (unit roundoff of its operands, mantissa bits operands are truncated to in the
 #: emulation; None: operands are used as they are in the job dtype).
@@ -201,6 +202,7 @@ class _Mapped:
     own training flags are restored after each call."""
 
     def __init__(self, model: torch.nn.Module, dtype: torch.dtype, fn=None):
+        model = resolve(model)  # a lazily built reference (refmemo.LazyReference): its module
         self.model, self.state = model, {}
         with torch.no_grad():
             for name, t in list(model.named_parameters()) + list(model.named_buffers()):
@@ -268,7 +270,7 @@ class HonestReferences:
         with torch.no_grad(), tf32(self.policy == "tf32"):
             return lo(*_inputs(inputs, None))
 
-    def terms(self, ref_model, inputs, ref64: torch.Tensor) -> Dict[str, object]:
+    def terms(self, ref_model, inputs, ref64: torch.Tensor, memo=None) -> Dict[str, object]:
         """``{"dtype", "scale", "honest"}`` for one trial: the reference's output dtype at the job
         dtype, the rounding scale ``sqrt(f(x^2, p^2))`` (float32) and the honest outputs (device
         reference at the job dtype; the emulated policy, rounded to the job dtype). ``scale`` and
@@ -276,7 +278,17 @@ class HonestReferences:
         whether the reference at the job dtype gives exactly twice its output for twice its floating
         inputs (scaling by 2 is exact in binary floating point, so a linear map -- a sum, a scan, a
         matmul without bias -- does; a bias, a normalisation or a nonlinearity does not), which
-        widens the accumulation slack by :func:`magnitude` (:func:`trial_sums`)."""
+        widens the accumulation slack by :func:`magnitude` (:func:`trial_sums`). ``memo``: a
+        :class:`~kernelsynth.verify.refmemo.ReferenceMemo` that may already hold them (they depend
+        on the model and ``inputs`` alone: ``ref64`` is their reference's output)."""
+        key = memo.key(ref_model, inputs, ("terms", self.policy, str(self.dtype))) if memo is not None else None
+        found, value = memo.lookup(key) if key is not None else (False, None)
+        if found:
+            return value
+        out = self._terms(ref_model, inputs, ref64)
+        return memo.keep(key, out) if key is not None else out
+
+    def _terms(self, ref_model, inputs, ref64: torch.Tensor) -> Dict[str, object]:
         lo = self.at_dtype(ref_model, inputs)
         out: Dict[str, object] = {"dtype": lo.dtype if isinstance(lo, torch.Tensor) else None,
                                   "scale": None, "honest": []}

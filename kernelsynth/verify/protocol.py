@@ -43,7 +43,9 @@ class VerifyPolicy:
     :data:`~kernelsynth.verify.precision.POLICIES`), None: no precision rule.
     ``reduction``: ``shape -> n``, the reduction length of one output at a shape (the spec's
     ``reduction`` formula; None: the shape's largest dim), for the precision rule's accumulation
-    slack (:func:`~kernelsynth.verify.precision.accumulation_slack`).
+    slack (:func:`~kernelsynth.verify.precision.accumulation_slack`). ``memo``: the worker's
+    :class:`~kernelsynth.verify.refmemo.ReferenceMemo` of reference outputs (None: every reference
+    is computed).
     """
 
     dtype: torch.dtype
@@ -61,6 +63,7 @@ class VerifyPolicy:
     census: Optional[set] = None
     precision: Optional[str] = None
     reduction: Optional[Callable[[Dict[str, int]], float]] = None
+    memo: Optional[Any] = None
 
     def slack(self, shape: Dict[str, int], factor: float = 1.0) -> float:
         """The precision rule's accumulation slack at ``shape`` (times ``factor``: a probe's rtol factor)."""
@@ -138,7 +141,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 plain_copy = [x.clone() for x in plain]
                 try:
                     warm = (call_poisoned(candidate, plain, device, policy.poison_empty, threads_before, policy.census),
-                            run_reference(ref_model, plain_copy, comparison, policy.dtype))
+                            run_reference(ref_model, plain_copy, comparison, policy.dtype, policy.memo))
                 except VerificationFailure as e:
                     raise VerificationFailure(f"shape {label}, trial {t} (the call on ordinary inputs before the "
                                               f"input-range probe): {e}") from None
@@ -155,8 +158,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     policy.audit[audit_key(group, si, t)] = digest(out, comparison)
                 check_earlier_output(earlier, out)
                 check_inputs_untouched(inputs, pristine, out)
-                ref = run_reference(ref_model, pristine, comparison, policy.dtype)
-                terms = honest.terms(ref_model, pristine, ref) if honest is not None else {"dtype": ref.dtype}
+                ref = run_reference(ref_model, pristine, comparison, policy.dtype, policy.memo)
+                terms = honest.terms(ref_model, pristine, ref, policy.memo) if honest is not None else {"dtype": ref.dtype}
                 report.out_dtype = terms["dtype"]
                 errs = compare(out, ref, comparison, tol, terms["dtype"])
                 if warm is not None:
@@ -301,7 +304,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     try:
-        compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype), comparison, tol, out_dtype)
+        compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype, policy.memo), comparison, tol, out_dtype)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
     check_earlier_output((out, first), out2)
@@ -330,7 +333,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         changed = [x.clone() for x in inputs]
         latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
         try:
-            compare(latest, run_reference(ref_model, changed, comparison, policy.dtype), comparison, tol, out_dtype)
+            compare(latest, run_reference(ref_model, changed, comparison, policy.dtype, policy.memo), comparison, tol, out_dtype)
         except VerificationFailure as e:
             raise VerificationFailure(f"stale answer: {what}, {e}") from None
         check_earlier_output(previous, latest)
