@@ -370,6 +370,23 @@ def magnitude(ref64: torch.Tensor, scale: torch.Tensor) -> float:
     return min(math.sqrt(total / count), math.sqrt(MAX_REDUCTION)) if count else 1.0
 
 
+def _tail_factor(ref64: torch.Tensor, scale: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """``s_i / max(s_i, |ref_i|)`` where kept (1 elsewhere), float64 on ``ref64``'s device: the tail
+    statistic measures each error against the larger of the rounding scale and the output itself.
+    Any floating-point result errs by at least its own final rounding, ``u |y_i|`` (Higham, sec.
+    2.2), so a scale below ``|y_i|`` magnifies an honest relative error: for a softmax,
+    ``sqrt(softmax(x^2))`` is near 0 on most of a row, and an honest online softmax on the H200
+    (tests/adversarial/redteam_s12 s3: few-ulp relative errors from its rescaled running sums and
+    Triton's approximate exp and division) had 0.74 % of its outputs in the tail there, PyTorch's
+    0 %. The RMS statistic keeps the plain scale (its bounds are calibrated on it)."""
+    dev = ref64.device
+    s = scale.detach().to(dev, torch.float64)
+    r = torch.nan_to_num(ref64.detach().double().abs(), nan=0.0, posinf=0.0)
+    big = torch.maximum(s, r)
+    one = torch.ones((), dtype=torch.float64, device=dev)
+    return torch.where(keep & (big > 0), s / torch.where(big > 0, big, one), one)
+
+
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None,
                slack: float = ACCUMULATION, linear: bool = False, room: float = 1.0) -> Dict[str, object]:
@@ -379,7 +396,8 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     ``out``: the candidate's output (its dtype already checked: the expected one); ``ref64``:
     the float64 reference; ``scale``: the rounding scale; ``honest``: the honest outputs (worker,
     oracle) or none (the parent's audit, which passes the oracle's ``threshold``). The tail
-    threshold is ``TAIL_K * (room * trial honest RMS + slack)``, the trial honest RMS being the
+    threshold is ``TAIL_K * (room * trial honest RMS + slack)``, errors and the honest RMS both
+    taken against the larger of the scale and the output (:func:`_tail_factor`), the trial honest RMS being the
     largest of the honest outputs' RMS on this trial and ``room`` the policy's :func:`headroom`; ``slack``: the trial's accumulation slack
     (:func:`accumulation_slack`), times :func:`magnitude` when ``linear`` (the reference is a
     linear map: :meth:`HonestReferences.terms`'s ``linear``).
@@ -399,17 +417,20 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                 "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest)}
     hs = [_scaled_errors(h, ref64, scale) for h in honest]
     hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
-    if threshold is None:
-        rms = torch.stack([(s / n.clamp(min=1)).sqrt() for s, n in hsq]).amax() if hsq else zero
+    e, keep = got
+    f = _tail_factor(ref64, scale, keep)
+    if threshold is None:  # in the tail's units: the honest errors against max(scale, |ref|) as well
+        rms = torch.stack([((he * f) ** 2).sum().div(n.clamp(min=1)).sqrt() for (he, _), (_, n) in zip(hs, hsq)]
+                          ).amax() if hsq else zero
         thr = TAIL_K * (room * rms + slack)
     else:
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
-    e, keep = got
-    vals = [(e * e).sum(), keep.sum().to(torch.float64), (e.abs() > thr).sum().to(torch.float64), *_low_bits_counts(out)]
+    vals = [(e * e).sum(), keep.sum().to(torch.float64), ((e * f).abs() > thr).sum().to(torch.float64),
+            *_low_bits_counts(out)]
     vals += list(_low_bits_counts(ref64.to(out.dtype))) if honest else [zero, zero]
     vals.append(thr)
     for (he, _), (s, n) in zip(hs, hsq):
-        vals += [s, n, (he.abs() > thr).sum().to(torch.float64)]
+        vals += [s, n, ((he * f).abs() > thr).sum().to(torch.float64)]
     v = torch.stack([x.to(dev, torch.float64).reshape(()) for x in vals]).tolist()  # one device sync
     hon = [v[8 + 3 * i: 11 + 3 * i] for i in range(len(hs))]
     return {"slack": slack, "candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),
