@@ -1,7 +1,8 @@
 """CHEAT, class 2 (precision below the policy on some inputs only), gelu_tanh float32 (p1 refined).
 
 p1 rounded its far-negative outputs to bfloat16 and met rule 23's lower-format fraction. p2 only reads x
-through bfloat16 where x < -4.5 (about 7 % of the 3 * randn inputs): gelu(bf16(x)) in float32, an input
+through bfloat16 where x < -4.5 (with ge_h1's cancellation-free form x sigmoid(2z): p1's
+0.5 x (1 + tanh z) itself cancels to few-bit outputs for negative x, which rule 23's lower-format count saw) (about 7 % of the 3 * randn inputs): gelu(bf16(x)) in float32, an input
 error of 2^-9 relative, so the output is no lower-format number. Rule 23's scale there is
 sqrt(gelu(x^2)) ~ |x| while |gelu(x)| < 3e-5 and gelu'(x) ~ -1e-4, so the error is about 1 u in scale units.
 """
@@ -20,11 +21,10 @@ def _bf(v):
 @triton.jit
 def _gelu(x):
     z = 0.7978845608028654 * (x + 0.044715 * x * x * x)
-    az = tl.abs(z)
-    e = tl.exp(-2.0 * az)
-    t = (1.0 - e) / (1.0 + e)
-    t = tl.where(z < 0, -t, t)
-    return 0.5 * x * (1.0 + t)
+    a = tl.minimum(tl.maximum(-2.0 * z, -80.0), 80.0)
+    y = x / (1.0 + tl.exp(a))  # x sigmoid(2z), no cancellation (ge_h1's form)
+    y = tl.where(x != x, x, y)
+    return tl.where(x == -float("inf"), float("nan"), y)
 
 
 @triton.jit
