@@ -261,7 +261,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
     trusted = cand.trusted  # torch.compile may install hooks of its own
     # the worker's memo of reference outputs, shared by the ladder's jobs; off (and emptied) for a job
     # with a fresh worker: the candidate must not find the answers of the trials it meets (refmemo)
-    MEMO.begin(p.reference_memo and not p.fresh_worker, device)
+    use_memo = p.reference_memo and not p.fresh_worker  # decided before the candidate's import, which could
+    MEMO.begin(use_memo, device)                          # switch MEMO back on (redteam_s13 sm_rm1)
     memo_held = MEMO.device_bytes() if device.type == "cuda" else 0
     reference_digest = hashlib.sha256(Path(p.reference).read_bytes()).hexdigest()
     install_watch()  # the census's counters: thread starts, host doors, Triton launches (rule 14)
@@ -298,7 +299,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             reference = LazyReference(functools.partial(_reference, ref_mod, init, device, dtype, seed, perturb),
                                       (reference_digest, p.dtype) + key)
             built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype, seed, perturb),
-                          reference if MEMO.enabled else reference.module)
+                          reference if use_memo else reference.module)
             built_once.append(key)
             if guard is not None and first:  # later builds: the check after each trial covers them
                 check_integrity(guard)
@@ -314,7 +315,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
                           guard=guard, threads_before=threads,
                           audit=None if trusted else out.audit,  # raw outputs for kernelsynth/audit.py
                           census=census, precision=p.precision, reduction=_reduction(p),
-                          memo=MEMO if MEMO.enabled else None)
+                          memo=MEMO if use_memo else None)
 
     snapshot = None if backend is None else backend.snapshot(mod)
     # First call (includes JIT compilation unless cached on disk), on the first verify shape.
@@ -374,7 +375,7 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
     if out.verify_s is None:
         out.verify_s = time.perf_counter() - started
-    out.reference_hits, out.reference_calls = (MEMO.hits, MEMO.calls) if MEMO.enabled else (None, None)
+    out.reference_hits, out.reference_calls = (MEMO.hits, MEMO.calls) if use_memo else (None, None)
     if census is not None:  # which operators did the verified calls dispatch? (VERIFICATION.md rule 14)
         if cand.file and str(cand.file).endswith(".py"):  # raw-memory doors the census cannot count
             census.update(host_access(Path(cand.file).read_text(errors="replace")))

@@ -166,3 +166,25 @@ def test_a_fresh_worker_job_starts_in_a_process_that_ran_no_other_job():
     assert [r.fault.value for _, r in results] == ["exception"] * 3
     assert pids[0] == pids[1], "two ordinary jobs did not share their worker"
     assert pids[2] != pids[1], "the job that asked for a fresh worker ran where another job had run"
+
+
+def test_a_memo_switched_back_on_after_the_job_began_is_not_used(monkeypatch):
+    """redteam_s13 sm_rm1 set ``MEMO.enabled = True`` at its import (after ``evaluate`` had turned
+    the memo off for its fresh worker) and ``evaluate`` read the flag again afterwards, so the
+    protocol asked the candidate's memo for its references (only the parent's audit caught it).
+    The switch is now taken once, before the import."""
+    from kernelsynth.jobs import evaluate
+    from kernelsynth.verify.refmemo import MEMO
+
+    real = MEMO.begin
+
+    def hijacked(enabled, device):
+        real(enabled, device)
+        MEMO.enabled = True  # what the candidate's import did
+
+    monkeypatch.setattr(MEMO, "begin", hijacked)
+    res = evaluate(_ladder_job("softmax_rows", fresh=True))
+    assert res.verdict == "accepted" and (res.reference_hits, res.reference_calls) == (None, None)
+    assert MEMO.entries == {} and MEMO.calls == 0
+    monkeypatch.undo()
+    MEMO.begin(False, torch.device("cpu"))

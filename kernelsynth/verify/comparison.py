@@ -146,17 +146,16 @@ def run_reference(ref_model: torch.nn.Module, inputs: Sequence[torch.Tensor], co
     """The reference output on clones of ``inputs``: in the inputs' dtype for ``exact``, in float64
     (floats upcast) for ``allclose``. ``memo``: a :class:`~kernelsynth.verify.refmemo.ReferenceMemo`
     that may already hold it (kept there when computed; None: always computed)."""
-    key = memo.key(ref_model, inputs, ("reference", comparison, str(dtype))) if memo is not None else None
-    found, value = memo.lookup(key) if key is not None else (False, None)
-    if found:
-        return value
-    with torch.no_grad():
-        if comparison == "allclose":
-            args = [x.double() if x.is_floating_point() else x.clone() for x in inputs]
-            out = ref_model.double()(*args)
-        else:
-            out = ref_model(*[x.clone() for x in inputs])
-    return memo.keep(key, out) if key is not None and type(out) is torch.Tensor else out
+    def compute():
+        with torch.no_grad():
+            if comparison == "allclose":
+                args = [x.double() if x.is_floating_point() else x.clone() for x in inputs]
+                return ref_model.double()(*args)
+            return ref_model(*[x.clone() for x in inputs])
+    if memo is None:
+        return compute()
+    return memo.cached(ref_model, inputs, ("reference", comparison, str(dtype)), compute,
+                       keep_if=lambda out: type(out) is torch.Tensor)
 
 
 def outputs_agree(a: torch.Tensor, b: torch.Tensor, bound: Optional[Dict[str, float]]) -> bool:

@@ -281,12 +281,10 @@ class HonestReferences:
         widens the accumulation slack by :func:`magnitude` (:func:`trial_sums`). ``memo``: a
         :class:`~kernelsynth.verify.refmemo.ReferenceMemo` that may already hold them (they depend
         on the model and ``inputs`` alone: ``ref64`` is their reference's output)."""
-        key = memo.key(ref_model, inputs, ("terms", self.policy, str(self.dtype))) if memo is not None else None
-        found, value = memo.lookup(key) if key is not None else (False, None)
-        if found:
-            return value
-        out = self._terms(ref_model, inputs, ref64)
-        return memo.keep(key, out) if key is not None else out
+        if memo is None:
+            return self._terms(ref_model, inputs, ref64)
+        return memo.cached(ref_model, inputs, ("terms", self.policy, str(self.dtype)),
+                           lambda: self._terms(ref_model, inputs, ref64))
 
     def _terms(self, ref_model, inputs, ref64: torch.Tensor) -> Dict[str, object]:
         lo = self.at_dtype(ref_model, inputs)

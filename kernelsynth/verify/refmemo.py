@@ -176,6 +176,17 @@ class ReferenceMemo:
             self.nbytes += size
         return value
 
+    def cached(self, model: Any, args: Sequence[Any], what: Hashable, compute: Callable[[], Any],
+               keep_if: Callable[[Any], bool] = lambda value: True) -> Any:
+        """``compute()``'s value for ``what`` of ``model`` on ``args``: the kept one when the memo
+        holds it (:meth:`key`), else computed, and kept when ``keep_if(value)``."""
+        key = self.key(model, args, what)
+        found, value = self.lookup(key)
+        if found:
+            return value
+        value = compute()
+        return self.keep(key, value) if key is not None and keep_if(value) else value
+
     def device_bytes(self) -> int:
         """Bytes the memo holds on a GPU (peak-memory figures leave them out)."""
         return sum(t.numel() * t.element_size() for v in self.entries.values() for t in _tensors(v)
