@@ -116,7 +116,8 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
             return f"{where}: {e}"
         if precision and "scale" in ref:
             meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
-            sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"))
+            sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"),
+                              relative=ref.get("rel_threshold"))
             meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref,
                            slack=ref.get("slack"))
     pool = PrecisionMeter.pooled(list(meters.values()))  # groups under MIN_ELEMENTS, pooled as the worker pools them

@@ -190,7 +190,9 @@ class EvaluateResult:
     of the candidate, of the honest computations at the policy, and its bound (VERIFICATION.md
     rule 23; None without a policy); ``precision_tail``/``precision_tail_bound``: the fraction of
     outputs in the error tail and its bound, ``precision_low``/``precision_low_bound``: the fraction
-    of outputs with a lower format's mantissa and its bound (rule 23; None when not measured). ``first_call_s``: the first call (JIT compile unless cached).
+    of outputs with a lower format's mantissa and its bound, ``precision_rel``/``precision_rel_bound``:
+    the fraction of outputs with a relative error above the relative tail's threshold and its bound
+    (rule 23; None when not measured). ``first_call_s``: the first call (JIT compile unless cached).
     ``verify_s``/``timing_s``: seconds of the protocol / of the timed measurement. ``aten_ops``
     (every operator the verified calls dispatched), ``reference_ops_used`` (those among the spec's
     reference_ops), ``library_calls`` (those that do arithmetic, not layout) and
@@ -215,6 +217,8 @@ class EvaluateResult:
     precision_tail_bound: Optional[float] = None
     precision_low: Optional[float] = None
     precision_low_bound: Optional[float] = None
+    precision_rel: Optional[float] = None
+    precision_rel_bound: Optional[float] = None
     median_ms: Optional[float] = None
     p20_ms: Optional[float] = None
     p80_ms: Optional[float] = None

@@ -34,7 +34,7 @@ from .interpreter import patch_bfloat16_rounding
 from .loading import import_file
 from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.py)
 from .screen import host_access
-from .verify.precision import HonestReferences, PrecisionMeter, headroom, trial_sums
+from .verify.precision import HonestReferences, PrecisionMeter, headroom, relative_threshold, trial_sums
 from .verify.protocol import check_small_groups
 from .verify.inputs import apply_probe, probe_has_precision
 from .audit import special_values_of
@@ -471,7 +471,7 @@ def _precision_columns(reports) -> Dict[str, Any]:
     worst = max(measured, key=lambda st: st["rms"] / st["bound"])
     out.update({"precision_rms": worst["rms"], "precision_honest_rms": worst["honest_rms"],
                 "precision_bound": worst["bound"]})
-    for stat in ("tail", "low"):  # the group closest to its bound, for each statistic
+    for stat in ("tail", "low", "rel"):  # the group closest to its bound, for each statistic
         groups = [st for st in measured if st.get(stat) is not None]
         if groups:
             w = max(groups, key=lambda st: st[stat] - st[f"{stat}_bound"])
@@ -481,7 +481,8 @@ def _precision_columns(reports) -> Dict[str, Any]:
 
 #: The observation's precision columns (kernelsynth/store.py).
 PRECISION_COLUMNS = ("precision_rms", "precision_honest_rms", "precision_bound", "precision_tail",
-                     "precision_tail_bound", "precision_low", "precision_low_bound")
+                     "precision_tail_bound", "precision_low", "precision_low_bound", "precision_rel",
+                     "precision_rel_bound")
 
 
 def oracle(p: JobRequest) -> Dict[str, Any]:
@@ -528,8 +529,10 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                 refs[key]["scale"] = digest(terms["scale"], "allclose")
                 sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
                                   [audit_view(h) for h in terms["honest"]], slack=slack,
-                                  linear=bool(terms.get("linear")), room=headroom(honest.policy))  # as the parent sees them
-                refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold")})
+                                  linear=bool(terms.get("linear")), room=headroom(honest.policy),
+                                  relative=relative_threshold(honest.policy, terms["dtype"], slack))  # as the parent sees them
+                refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold", "honest_rel",
+                                                       "rel_threshold")})
                 refs[key]["slack"] = sums["slack"]
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     return {"references": refs, "reference_ops": _reference_dispatch(ref_mod, p, device, dtype, p.verify_shapes[-1],

@@ -61,6 +61,8 @@ OBSERVATION_SCHEMA = pa.schema([
     ("precision_tail_bound", pa.float64()),  # TAIL_MARGIN x the honest computations' tail + TAIL_SLACK
     ("precision_low", pa.float64()),      # fraction of outputs with float16's mantissa (float32 outputs)
     ("precision_low_bound", pa.float64()),  # the reference's fraction + LOW_SLACK
+    ("precision_rel", pa.float64()),      # fraction of outputs with a relative error above RELATIVE_ULPS x room ulps
+    ("precision_rel_bound", pa.float64()),  # TAIL_MARGIN x the honest computations' fraction + slack
     ("median_ms", pa.float64()),
     ("p20_ms", pa.float64()),
     ("p80_ms", pa.float64()),

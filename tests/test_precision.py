@@ -349,3 +349,47 @@ def test_the_tail_measures_errors_against_the_output_where_the_scale_is_below_it
            for name, o in [("honest", honest), ("online", online), ("low", low)]}
     assert got["honest"]["tail"][0] == got["online"]["tail"][0] == 0, got
     assert got["low"]["tail"][0] >= 10 and got["low"]["honest_tail"][0][0] == 0, got["low"]
+
+
+def test_the_relative_tail_sees_bfloat16_where_the_rounding_scale_hides_it():
+    """redteam_s13 sm_p2 / sm_p1: a float32 softmax with bfloat16 numerators wherever the
+    probability is small passed rule 23, because ``sqrt(softmax(x^2))`` is either below 2^-30 of
+    its row's largest (left out of the scaled statistics) or far above the output (the error
+    scaled to ~1 u). The relative tail (precision.relative_threshold: 2^8 x the headroom ulps)
+    rejects both; an honest softmax with a GPU-style exp (a few ulps) and a per-row rescaling
+    error passes, and so does the exact float32 rounding."""
+    from kernelsynth.verify.precision import relative_threshold
+
+    class Softmax(torch.nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, dim=-1)
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(48, 4099, generator=g) * 2
+    model = Softmax()
+    ref = run_reference(model, [x], "allclose", torch.float32)
+    terms = HonestReferences("fp32", torch.float32).terms(model, [x], ref)
+    assert relative_threshold("fp32", torch.float32, 0.0) == 2.0 ** -13  # 2^8 x 8 ulps of float32
+    assert relative_threshold("tf32", torch.float32) is None and relative_threshold("fp32", torch.bfloat16) is None
+    exact = ref.float()
+    # a bfloat16 numerator divided in float32: a relative error of bfloat16's size, float32 bits
+    bf16_err = (exact.double() * (1 + (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0 ** -9)).float()
+    p2 = exact.clone()  # sm_p2: wherever x^2 is 42 below the row's largest and p < 2e-3
+    hidden = (x * x < (x * x).amax(-1, keepdim=True) - 42.3) & (exact < 2e-3)
+    p2[hidden] = bf16_err[hidden]
+    p1 = exact.clone()  # sm_p1: where p < s / 8192 (s the rounding scale)
+    where = exact < terms["scale"] / 8192
+    p1[where] = bf16_err[where]
+    noise = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 6 * 2.0 ** -24  # 6 ulp exp error
+    per_row = torch.randint(-8, 9, (48, 1), generator=g).double() * 2.0 ** -24
+    approx = (exact.double() * (1 + noise) * (1 + per_row)).float()
+    assert compare(p2, ref, "allclose", {"atol": 1e-5, "rtol": 3.05e-5}, torch.float32)  # inside the tolerance
+    for name, out in (("exact", exact), ("approx", approx)):
+        st = PrecisionMeter("fp32")
+        st.add(out, ref, terms)
+        got = st.check("listed shapes")
+        assert got["rel"] < got["rel_bound"] / 2, (name, got)
+    for name, out in (("p2", p2), ("p1", p1)):
+        assert int(hidden.sum() if name == "p2" else where.sum()) > 100
+        verdict = _meter_verdict(out, ref, terms, policy="fp32")
+        assert isinstance(verdict, str) and "relative tail" in verdict, (name, verdict)

@@ -167,9 +167,40 @@ TAIL_SLACK = 2.0 ** -9
 #: exactly representable with the mantissa of the next lower format: float32 -> float16's 10
 #: bits (23 - 10 = 13; bfloat16's 7 bits imply it), float64 -> float32's 23 bits).
 LOWER_FORMAT_BITS = {torch.float32: (torch.int32, 13), torch.float64: (torch.int64, 29)}
+#: Relative tail (float32/float64 outputs under the ``fp32``/``fp64`` policies, :data:`RELATIVE_POLICIES`):
+#: an element is in it when ``|out_i - ref_i| > R |ref_i|``, ``R = RELATIVE_ULPS * room * u_out + TAIL_K *
+#: slack`` (:func:`relative_threshold`), judged only where ``|ref_i| >= RELATIVE_FLOOR``. 2^8 ulps of the
+#: output's format times the policy's headroom (8 for ``fp32``: 2^11 ulps, 2^-13 relative) is far above
+#: what float32 arithmetic with approximate exp, tanh, rsqrt and division gives (a few ulps; ``__expf``
+#: ``2 + 1.17 |x|`` ulps, CUDA C++ Programming Guide) and 4x below TF32's and float16's rounding (2^-11),
+#: 32x below bfloat16's (2^-8). Unlike the scaled errors, it does not depend on the rounding scale
+#: ``sqrt(f(x^2, p^2))``, which for a nonlinear map can be far above the output (a softmax's large
+#: negative logits, GELU at x < -4: bfloat16 there was 1-2 u in scale units, tests/adversarial/redteam_s13
+#: sm_p1, ge_p2) or far below the largest scale (2^-30 of it on most of a softmax row: left out of the
+#: scaled statistics, redteam_s13 sm_p2).
+RELATIVE_POLICIES = ("fp32", "fp64")
+RELATIVE_ULPS = 2.0 ** 8
+#: Outputs smaller than this are not judged by the relative tail (subnormal and flushed values).
+RELATIVE_FLOOR = 2.0 ** -100
+#: The candidate's relative-tail count may be ``TAIL_MARGIN`` x the honest computations' largest, plus
+#: this fraction of the elements (2^-11) plus :data:`RELATIVE_EXTRA` elements (a cancellation of its own).
+RELATIVE_SLACK = 2.0 ** -11
+RELATIVE_EXTRA = 2
 #: The candidate's lower-format fraction may exceed the reference's by this fraction (2^-6): an
 #: honest float32 output has float16's mantissa by chance for 2^-13 of its values.
 LOW_SLACK = 2.0 ** -6
+
+
+def relative_threshold(policy: Optional[str], dtype: torch.dtype, slack: float = ACCUMULATION) -> Optional[float]:
+    """The relative tail's threshold ``R`` for outputs of ``dtype`` under ``policy`` (None where the
+    statistic does not apply: other policies, other output dtypes): ``RELATIVE_ULPS * headroom(policy)
+    * u + TAIL_K * slack``, ``u`` the output format's unit roundoff (2^-24 float32, 2^-53 float64) and
+    ``slack`` the trial's accumulation slack before :func:`magnitude` (``sqrt(n) u_acc``: a sum's
+    honest relative error grows with its length)."""
+    if policy not in RELATIVE_POLICIES or dtype not in (torch.float32, torch.float64):
+        return None
+    u = 2.0 ** -24 if dtype == torch.float32 else 2.0 ** -53
+    return RELATIVE_ULPS * headroom(policy) * u + TAIL_K * slack
 
 
 def truncate_mantissa(t: torch.Tensor, bits: int) -> torch.Tensor:
@@ -387,7 +418,8 @@ def _tail_factor(ref64: torch.Tensor, scale: torch.Tensor, keep: torch.Tensor) -
 
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None,
-               slack: float = ACCUMULATION, linear: bool = False, room: float = 1.0) -> Dict[str, object]:
+               slack: float = ACCUMULATION, linear: bool = False, room: float = 1.0,
+               relative: Optional[float] = None) -> Dict[str, object]:
     """Every number the precision rule pools for one trial, computed on ``ref64``'s device with
     one device sync (rule 23; :class:`PrecisionMeter`).
 
@@ -398,12 +430,15 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     taken against the larger of the scale and the output (:func:`_tail_factor`), the trial honest RMS being the
     largest of the honest outputs' RMS on this trial and ``room`` the policy's :func:`headroom`; ``slack``: the trial's accumulation slack
     (:func:`accumulation_slack`), times :func:`magnitude` when ``linear`` (the reference is a
-    linear map: :meth:`HonestReferences.terms`'s ``linear``).
+    linear map: :meth:`HonestReferences.terms`'s ``linear``). ``relative``: the relative tail's
+    threshold ``R`` (:func:`relative_threshold`; None: not measured): elements with ``|ref| >=
+    RELATIVE_FLOOR`` and ``|out - ref| > R |ref|``, of the candidate and of each honest output.
 
     Returns ``{"slack": the trial's slack, "candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
     "low": (outputs exactly representable in the lower format, finite nonzero normal outputs),
     "ref_low": (the same of ``ref64`` rounded to ``out``'s dtype; (0, 0) without honest outputs),
-    "threshold": float, "honest": [(sum e^2, n)], "honest_tail": [(tail, n)]}``.
+    "threshold": float, "honest": [(sum e^2, n)], "honest_tail": [(tail, n)], "rel": (elements above R, n)
+    or None, "honest_rel": [(elements above R, n)], "rel_threshold": R or None}``.
     """
     dev = ref64.device
     zero = torch.zeros((), dtype=torch.float64, device=dev)
@@ -412,7 +447,8 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     got = _scaled_errors(out, ref64, scale)
     if got is None:
         return {"slack": slack, "candidate": (0.0, 0), "tail": (0, 0), "low": (0, 0), "ref_low": (0, 0), "threshold": 0.0,
-                "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest)}
+                "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest), "rel": None,
+                "honest_rel": [], "rel_threshold": None}
     hs = [_scaled_errors(h, ref64, scale) for h in honest]
     hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
     e, keep = got
@@ -429,11 +465,22 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     vals.append(thr)
     for (he, _), (s, n) in zip(hs, hsq):
         vals += [s, n, ((he * f).abs() > thr).sum().to(torch.float64)]
+    k = len(vals)
+    if relative is not None:  # the relative tail: the candidate, then each honest output
+        r = ref64.detach().double()
+        judged = torch.isfinite(r) & (r.abs() >= RELATIVE_FLOOR)
+        bar = r.abs() * relative
+        for y in (out, *honest):
+            yd = y.detach().to(dev, torch.float64)
+            mask = judged & torch.isfinite(yd)
+            vals += [(mask & ((yd - r).abs() > bar)).sum().to(torch.float64), mask.sum().to(torch.float64)]
     v = torch.stack([x.to(dev, torch.float64).reshape(()) for x in vals]).tolist()  # one device sync
     hon = [v[8 + 3 * i: 11 + 3 * i] for i in range(len(hs))]
+    rel = [(int(v[k + 2 * i]), int(v[k + 2 * i + 1])) for i in range(1 + len(honest))] if relative is not None else None
     return {"slack": slack, "candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),
             "ref_low": (int(v[5]), int(v[6])), "threshold": v[7],
-            "honest": [(h[0], int(h[1])) for h in hon], "honest_tail": [(int(h[2]), int(h[1])) for h in hon]}
+            "honest": [(h[0], int(h[1])) for h in hon], "honest_tail": [(int(h[2]), int(h[1])) for h in hon],
+            "rel": rel[0] if rel else None, "honest_rel": rel[1:] if rel else [], "rel_threshold": relative}
 
 
 @dataclass
@@ -449,6 +496,9 @@ class PrecisionMeter:
     honest_tail: List[List[int]] = field(default_factory=list)
     low: List[int] = field(default_factory=lambda: [0, 0])
     ref_low: List[int] = field(default_factory=lambda: [0, 0])
+    #: the relative tail: the candidate's (count, n) and each honest computation's (None: not measured)
+    rel: Optional[List[int]] = None
+    honest_rel: List[List[int]] = field(default_factory=list)
     #: the largest accumulation slack of the pooled trials (None: none given, :data:`ACCUMULATION`)
     slack: Optional[float] = None
     #: the RMS is judged from this many elements (:data:`MIN_ELEMENTS`; a pool of small groups:
@@ -483,6 +533,10 @@ class PrecisionMeter:
             out._pool(out.honest_tail, m.honest_tail)
             out._pool([out.low], [m.low])
             out._pool([out.ref_low], [m.ref_low])
+            if m.rel is not None:
+                out.rel = out.rel or [0, 0]
+                out._pool([out.rel], [m.rel])
+                out._pool(out.honest_rel, m.honest_rel)
             weighted += m.candidate[1] * m.accumulation ** 2
         out.slack = math.sqrt(weighted / out.candidate[1])
         out.trials = sum(m.trials for m in small)
@@ -516,6 +570,10 @@ class PrecisionMeter:
             self._pool([self.low], [sums["low"]])
             self._pool(self.honest_tail, reference.get("honest_tail", []))
             self._pool([self.ref_low], [reference.get("ref_low", (0, 0))])
+            if sums.get("rel") is not None and reference.get("honest_rel"):
+                self.rel = self.rel or [0, 0]
+                self._pool([self.rel], [sums["rel"]])
+                self._pool(self.honest_rel, reference["honest_rel"])
 
     def add(self, out: torch.Tensor, ref64: torch.Tensor, terms: Dict[str, object],
             slack: Optional[float] = None) -> None:
@@ -524,8 +582,10 @@ class PrecisionMeter:
         accumulation slack (None: :data:`ACCUMULATION`)."""
         if terms.get("scale") is None:
             return
-        sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=ACCUMULATION if slack is None else slack,
-                          linear=bool(terms.get("linear")), room=headroom(self.policy))
+        base = ACCUMULATION if slack is None else slack
+        sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=base,
+                          linear=bool(terms.get("linear")), room=headroom(self.policy),
+                          relative=relative_threshold(self.policy, terms.get("dtype") or out.dtype, base))
         self.add_sums(sums["candidate"], sums["honest"], sums, slack=None if slack is None else sums["slack"])
 
     @property
@@ -538,7 +598,8 @@ class PrecisionMeter:
         "ref_low", "low_bound"}`` (None when nothing was measured; the tail and lower-format
         entries None when not measured: the parent's audit of an old-format entry, a job dtype
         without a lower format)."""
-        keys = ("rms", "honest_rms", "bound", "tail", "honest_tail", "tail_bound", "low", "ref_low", "low_bound")
+        keys = ("rms", "honest_rms", "bound", "tail", "honest_tail", "tail_bound", "low", "ref_low", "low_bound",
+                "rel", "honest_rel", "rel_bound")
         st: Dict[str, Optional[float]] = dict.fromkeys(keys)
         if not self.policy or self.candidate[1] == 0:
             return st
@@ -553,6 +614,10 @@ class PrecisionMeter:
             st["low"] = self.low[0] / self.low[1]
             st["ref_low"] = self.ref_low[0] / self.ref_low[1]
             st["low_bound"] = st["ref_low"] + LOW_SLACK
+        if self.rel is not None and self.rel[1] and any(n for _, n in self.honest_rel):
+            st["rel"] = self.rel[0] / self.rel[1]
+            st["honest_rel"] = max(c / n for c, n in self.honest_rel if n)
+            st["rel_bound"] = TAIL_MARGIN * st["honest_rel"] + RELATIVE_SLACK + RELATIVE_EXTRA / self.rel[1]
         return st
 
     def check(self, where: str) -> Dict[str, Optional[float]]:
@@ -576,4 +641,10 @@ class PrecisionMeter:
                 f"{where}: output rounded to a lower format: {st['low']:.2%} of the finite nonzero outputs are exactly "
                 f"representable with the mantissa of float16, the reference's {st['ref_low']:.2%} "
                 f"(bound + {LOW_SLACK:.2%}) (precision rule, lower format)")
+        if st["rel"] is not None and self.rel[1] >= MIN_ELEMENTS and not st["rel"] <= st["rel_bound"]:
+            raise VerificationFailure(
+                f"{where}: precision below the declared policy {self.policy}: {st['rel']:.2%} of the outputs have a "
+                f"relative error above {RELATIVE_ULPS * headroom(self.policy):g} ulps (+ the accumulation slack), the "
+                f"honest computation {st['honest_rel']:.2%} (bound {TAIL_MARGIN} x that + {RELATIVE_SLACK:.3%} + "
+                f"{RELATIVE_EXTRA} elements): low precision on part of the output (precision rule, relative tail)")
         return st
