@@ -136,3 +136,37 @@ def test_allclose_compare_reads_back_once_and_keeps_its_order_of_reasons():
             compare(torch.tensor(got), ref, "allclose", tol, torch.float32)
     empty = torch.zeros(0, 3, dtype=torch.float64)
     assert compare(torch.zeros(0, 3), empty, "allclose", tol, torch.float32) == {"max_abs_err": 0.0, "max_rel_err": 0.0}
+
+
+def test_operator_leaves_are_pytrees_leaves_for_every_schema_container():
+    """Session 15: PoisonEmpty walks an operator's arguments and outputs with ``poison._leaves``
+    instead of ``torch.utils._pytree.tree_leaves`` (a third of a verified call's cost). The walk
+    must find the same tensors for the containers an operator schema passes: nested lists and
+    tuples (``Tensor[]``, ``Tensor?[]``), the kwargs dict, None and scalars, storages; and the
+    fresh-storage record it feeds (rule 10) must see a tensor inside a tuple of results."""
+    from torch.utils._pytree import tree_leaves
+
+    from kernelsynth.verify.poison import PoisonEmpty, _held_storages, _leaves, _storage_ptr
+
+    a, b, c = torch.randn(3), torch.randn(2, 2), torch.randn(4)
+    for args, kwargs in [((a, [b, None, c], 2.5, torch.float32), {"out": (a,), "dim": [0, 1]}),
+                         (([[a, b], (c,)],), None), ((), {}), ((a.untyped_storage(), "x"), {"k": {"n": b}})]:
+        want = tree_leaves((args, kwargs or {}))
+        assert list(_leaves((args, kwargs or {}))) == want
+        assert _held_storages(args, kwargs) == {p for p in map(_storage_ptr, want) if p is not None}
+    fresh: dict = {}
+    with PoisonEmpty(set(), fresh):
+        values, indices = torch.sort(torch.randn(5))  # a tuple of two fresh results
+    assert {values.untyped_storage().data_ptr(), indices.untyped_storage().data_ptr()} <= set(fresh)
+
+
+def test_numpy_profile_module_test_matches_numpy_and_its_submodules_only():
+    """Session 15: the numpy profile hook's module test is one ``str.startswith`` with a tuple
+    (it runs on every C call of a verified call); it must still take numpy and its submodules and
+    nothing that merely starts with the same letters."""
+    from kernelsynth.verify.census import _host_array_module
+
+    for name in ("numpy", "numpy.linalg", "numpy._core.multiarray", "numpy.random.mtrand"):
+        assert _host_array_module(name), name
+    for name in ("numpyro", "torch", "builtins", "", None, 3, "mynumpy.x", "numpy_financial"):
+        assert not _host_array_module(name), name

@@ -487,8 +487,14 @@ HOST_ARRAY_MODULES = ("numpy",)
 _SET_HOOKS = (sys.setprofile, sys.settrace)
 
 
+#: ``"numpy."``: what a submodule's name of :data:`HOST_ARRAY_MODULES` starts with (one C-level
+#: ``str.startswith`` per profile event: the hook runs on every C call of a verified call).
+_HOST_PREFIXES = tuple(m + "." for m in HOST_ARRAY_MODULES)
+
+
 def _host_array_module(name) -> bool:
-    return isinstance(name, str) and any(name == m or name.startswith(m + ".") for m in HOST_ARRAY_MODULES)
+    """Whether the module name ``name`` is one of :data:`HOST_ARRAY_MODULES` or inside one."""
+    return isinstance(name, str) and (name in HOST_ARRAY_MODULES or name.startswith(_HOST_PREFIXES))
 
 
 def _numpy_profile(frame, event, arg) -> None:
@@ -501,7 +507,7 @@ def _numpy_profile(frame, event, arg) -> None:
     ran, not by names in the source (tests/adversarial/redteam_s9 ln1: an array-interface name
     joined at run time). Not seen: ufuncs called directly and arithmetic operators on arrays (no
     profile event), which need an array that some seen call made."""
-    if _STATE["in_launch"] or not _STATE["numpy_watch"]:
+    if event[-6:] == "return" or _STATE["in_launch"] or not _STATE["numpy_watch"]:  # half the events: returns
         return
     if event == "c_call":
         if arg in _SET_HOOKS:

@@ -10,7 +10,6 @@ from typing import Callable, List, Optional, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from .census import note_copy, op_name, watching
 from .failures import VerificationFailure
@@ -95,16 +94,34 @@ def _storage_ptr(x) -> Optional[int]:
     return None
 
 
+def _leaves(obj):
+    """The leaves of an operator's arguments or output: what is inside lists, tuples and dicts
+    (the only containers an operator schema passes: ``Tensor[]``, ``Tensor?[]``, tuples of results,
+    the kwargs dict), recursively. A third of a verified call's cost was ``torch.utils._pytree``'s
+    registry lookups for the same walk (bench/call_overhead.py)."""
+    if isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _leaves(x)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            yield from _leaves(x)
+    else:
+        yield obj
+
+
 def _held_storages(args, kwargs) -> set:
     """The storage data pointers the tensors and storages among an operator's arguments hold."""
-    leaves = tree_leaves((args, kwargs or {}))
-    return {p for p in map(_storage_ptr, leaves) if p is not None}
+    held = {_storage_ptr(x) for x in _leaves(args)}
+    if kwargs:
+        held.update(_storage_ptr(x) for x in _leaves(kwargs))
+    held.discard(None)
+    return held
 
 
 def _note_fresh(fresh: dict, out, held: set) -> None:
     """Record in ``fresh`` each storage of ``out``'s tensors whose memory no argument held
     (:class:`PoisonEmpty`'s ``fresh``)."""
-    for t in tree_leaves(out):
+    for t in _leaves(out):
         if not isinstance(t, torch.Tensor):
             continue
         try:
