@@ -1,6 +1,7 @@
 """One candidate's protocol cost on this machine, in-process: CPU seconds of jobs.evaluate.
 
     python bench/cost11_cpu.py <task> <version> [<dtype>] [--repeats N] [--gpu] [--spy OUT.raw]
+    python bench/cost11_cpu.py <task> --external FILE [<dtype>] [--repeats N] [--gpu] [--spy OUT.raw]
 
 Plans the task's jobs as a run would (kernelsynth.stages.exploration.Exploration.plan), takes the
 first job of ``version`` (and ``dtype``, default the spec's first), evaluates it once to warm the
@@ -9,7 +10,10 @@ seconds (CPU time of this process: less sensitive to other load on a shared mach
 time), its ``verify_s`` (wall) and the verdict; the warm-up's line has the backend's
 ``compile_s`` (with an empty ``TRITON_CACHE_DIR``, the compiles at every new specialisation key). Unsandboxed and in-process: a measuring tool for
 trusted ladder code, not a way to run untrusted candidates (references/VERIFICATION.md, "Cost per
-candidate"). On a machine without a GPU, set ``TRITON_INTERPRET=1``. ``--spy OUT.raw``: py-spy (on PATH or
+candidate"). ``--external FILE``: the job of that external candidate file (``class ModelNew``) instead
+of a ladder version -- every untrusted check runs (census, audit record, fresh parameters per trial);
+``bench/harness_flip.py`` is a flip2d candidate of one torch operator, so on the CPU the harness's own
+work is most of what is measured. On a machine without a GPU, set ``TRITON_INTERPRET=1``. ``--spy OUT.raw``: py-spy (on PATH or
 /tmp/site/bin) attaches to this process after the warm-up and records the repeats alone, for
 ``bench/pyspy_fold.py OUT.raw`` (session 13's profile, taken over the whole process, mixed the cold
 warm-up into the warm evaluations' shares).
@@ -39,6 +43,12 @@ def main(argv):
         i = argv.index("--spy")
         spy = argv[i + 1]
         del argv[i:i + 2]
+    external = None
+    if "--external" in argv:
+        i = argv.index("--external")
+        external = argv[i + 1]
+        del argv[i:i + 2]
+        argv.insert(1, "external")
     task, version = argv[0], argv[1]
     from kernelsynth.hardware import Hardware
     from kernelsynth.jobs import evaluate
@@ -50,8 +60,14 @@ def main(argv):
     dtype = argv[2] if len(argv) > 2 else spec.dtypes[0]
     hw = Hardware(target="h200" if gpu else "cpu", device_name="gpu" if gpu else "cpu", interpret=not gpu,
                   arch="sm_90" if gpu else None)
-    jobs = Exploration().plan(spec, hw, cache_dir=Path(tempfile.mkdtemp(prefix="cost11-cache-")))
-    job = next(j for j in jobs if j.row["version"] == version and j.request.dtype == dtype)
+    ext = None
+    if external:
+        from kernelsynth.external import ExternalCandidate
+
+        ext = [ExternalCandidate(name=Path(external).stem, file=Path(external).resolve())]
+    jobs = Exploration().plan(spec, hw, external=ext, cache_dir=Path(tempfile.mkdtemp(prefix="cost11-cache-")))
+    job = next(j for j in jobs if (j.row["role"] == "external" if external else j.row["version"] == version)
+               and j.request.dtype == dtype)
     print(f"{task} {version} {dtype} config={job.row['config']} derived={len(job.request.derived_shapes)}")
     t0 = time.process_time()
     res = evaluate(job.request)  # compile and cache
