@@ -87,6 +87,9 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
             return f"{where}: no output was recorded for it (the verification did not run as planned)"
         if d.get("type") != "torch.Tensor":
             return f"{where}: output is {d.get('type')}, expected exactly torch.Tensor"
+        if d.get("shadowed"):  # as the worker's rule 3 (comparison.shadowed_attributes)
+            return (f"{where}: the output's own attributes {', '.join(map(str, d['shadowed'][:6]))} shadow "
+                    "torch.Tensor's (layout rule)")
         if list(d["shape"]) != list(r["shape"]):
             return f"{where}: output shape {tuple(d['shape'])}, expected {tuple(r['shape'])}"
         autograd = autograd_mismatch(bool(d.get("requires_grad", False)), bool(d.get("grad_fn", False)),

@@ -53,6 +53,19 @@ def autograd_mismatch(requires_grad: bool, has_grad_fn: bool, ref_requires_grad:
     return None
 
 
+def shadowed_attributes(out: torch.Tensor) -> list:
+    """The names in ``out``'s instance dictionary that are attributes of ``torch.Tensor`` (sorted).
+    An instance attribute wins over the class's methods in attribute lookup, so an output of exactly
+    type ``torch.Tensor`` whose ``is_contiguous``, ``stride``, ``double`` or ``detach`` is its own
+    function answers every caller -- and every check that asks it through them -- with whatever that
+    function says (tests/adversarial/redteam_s15 dw_d1: an NHWC buffer returned as an NCHW view whose
+    ``is_contiguous`` answers True). The dictionary itself is read through ``vars``: ``__dict__`` is a
+    data descriptor of the type, which an instance cannot shadow, and the type's own attributes are
+    guarded (VERIFICATION.md rule 13). An honest output has none (``rule 3``, layout)."""
+    own = vars(out)
+    return sorted(k for k in own if isinstance(k, str) and hasattr(torch.Tensor, k)) if own else []
+
+
 def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
     """Why ``out``'s memory layout is not the reference's, or None.
 
@@ -94,12 +107,18 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
     (``exact``) or in float64 (``allclose``). ``tol``: ``{"atol", "rtol"}`` (``allclose`` only).
     ``dtype``: the output dtype the reference has when run at the dtype under test (``exact``:
     ``ref.dtype`` when None; ``allclose``: required, since ``ref`` is float64 -- ValueError).
-    Checks, in order: exact type ``torch.Tensor``, shape, dtype, device type,
+    Checks, in order: exact type ``torch.Tensor``, no instance attribute shadowing a ``torch.Tensor``
+    attribute (:func:`shadowed_attributes`), shape, dtype, device type,
     layout (:func:`layout_mismatch`), then the values. Raises VerificationFailure with the reason.
     """
     if type(out) is not torch.Tensor:
         raise VerificationFailure(f"output is {type(out).__module__}.{type(out).__qualname__}, "
                                   "expected exactly torch.Tensor")
+    shadowed = shadowed_attributes(out)
+    if shadowed:
+        raise VerificationFailure(f"the output's own attributes {', '.join(shadowed[:6])} shadow torch.Tensor's: "
+                                  "what a caller (and this check) reads of it through them is not what its memory "
+                                  "holds (layout rule)")
     if out.shape != ref.shape:
         raise VerificationFailure(f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
     expected_dtype = dtype if dtype is not None else (ref.dtype if comparison == "exact" else None)

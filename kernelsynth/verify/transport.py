@@ -118,14 +118,22 @@ def digest(out, comparison: str) -> Dict[str, Any]:
     d: Dict[str, Any] = {"type": "torch.Tensor", "shape": list(out.shape), "dtype": str(out.dtype),
                          # autograd state, which the parent checks against the reference's (rule 3)
                          "requires_grad": bool(out.requires_grad), "grad_fn": out.grad_fn is not None}
-    if comparison == "exact" and out.numel() * out.element_size() > DIGEST_MAX_BYTES:
-        d["checksum"] = _checksum(out.detach())
-    elif comparison == "allclose" and out.numel() > SAMPLE_ABOVE_ELEMENTS:
+    # the bytes are read from a detached alias made by the C method: the output's own instance attributes
+    # (a shadowed ``detach``/``contiguous``/``to``: redteam_s15 dw_d1's class) cannot answer for its memory
+    data = torch._C.TensorBase.detach(out)
+    if comparison == "exact" and data.numel() * data.element_size() > DIGEST_MAX_BYTES:
+        d["checksum"] = _checksum(data)
+    elif comparison == "allclose" and data.numel() > SAMPLE_ABOVE_ELEMENTS:
         d["sampled"] = True
-        d["bytes"] = audit_view(out).to("cpu", copy=True).contiguous().view(torch.uint8).numpy().tobytes()
+        d["bytes"] = audit_view(data).to("cpu", copy=True).contiguous().view(torch.uint8).numpy().tobytes()
     else:  # raw bytes, not a tensor: torch's pickling of CPU tensors between processes goes through
         # shared memory that dies with the sending worker (which may exit right after sending)
-        d["bytes"] = out.detach().to("cpu", copy=True).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+        d["bytes"] = data.to("cpu", copy=True).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+    from .comparison import shadowed_attributes
+
+    shadowed = shadowed_attributes(out)
+    if shadowed:  # the parent's audit refuses it as the worker's rule 3 does (kernelsynth/audit.py)
+        d["shadowed"] = shadowed
     return d
 
 

@@ -1,0 +1,68 @@
+"""Rule 3 (layout), session 15: an output of exactly type ``torch.Tensor`` whose own instance
+attributes shadow ``torch.Tensor``'s methods answers every caller -- and every check that asks it
+through them -- with what those functions say, not with what its memory holds (redteam_s15 dw_d1:
+an NHWC buffer returned as an NCHW view whose ``is_contiguous`` says True). ``compare`` rejects it,
+the audit digest reads the memory through the C method and carries the names, and the parent's
+audit refuses it too."""
+
+import pytest
+import torch
+
+from conftest import ROOT
+from kernelsynth.audit import audit_problem
+from kernelsynth.verify.comparison import compare, shadowed_attributes
+from kernelsynth.verify.failures import VerificationFailure
+from kernelsynth.verify.transport import digest, tensor_of
+from test_redteam_s10_holes import SPECS, _evaluate
+
+S15 = ROOT / "tests" / "adversarial" / "s15"
+
+
+def _nhwc_claiming_contiguous(ref):
+    n, c, h, w = ref.shape
+    nhwc = torch.empty(n, h, w, c)
+    nhwc.copy_(ref.permute(0, 2, 3, 1))
+    y = nhwc.permute(0, 3, 1, 2)  # right values, channels_last memory
+    y.is_contiguous = lambda *a, **k: True
+    return y
+
+
+def test_a_shadowed_is_contiguous_or_value_method_is_a_wrong_output():
+    ref = torch.randn(2, 3, 4, 5)
+    y = _nhwc_claiming_contiguous(ref)
+    assert torch.equal(y, ref) and y.is_contiguous() and not torch._C.TensorBase.is_contiguous(y)
+    with pytest.raises(VerificationFailure, match="is_contiguous shadow torch.Tensor's"):
+        compare(y, ref, "exact", None)
+    with pytest.raises(VerificationFailure, match="shadow"):
+        compare(y, ref.double(), "allclose", {"atol": 1e-5, "rtol": 1e-5}, torch.float32)
+    garbage = torch.zeros_like(ref)  # memory all zeros, ``double`` answers with the reference
+    garbage.double = lambda *a, **k: ref.double()
+    with pytest.raises(VerificationFailure, match="double shadow"):
+        compare(garbage, ref.double(), "allclose", {"atol": 1e-5, "rtol": 1e-5}, torch.float32)
+    # honest outputs: no instance attributes, whatever their history
+    for honest in (ref.clone(), ref.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).contiguous(), ref + 0):
+        assert shadowed_attributes(honest) == []
+        compare(honest, ref, "exact", None)
+    plain = ref.clone()
+    plain.note = "an attribute no torch.Tensor has"  # harmless: nothing reads it
+    assert shadowed_attributes(plain) == []
+
+
+def test_the_digest_reads_the_memory_and_the_parent_audit_refuses_shadowing():
+    ref = torch.randn(3, 4)
+    lie = torch.zeros_like(ref)
+    lie.detach = lambda *a, **k: ref
+    lie.contiguous = lambda *a, **k: ref
+    d = digest(lie, "exact")
+    assert d["shadowed"] == ["contiguous", "detach"]
+    assert torch.equal(tensor_of(d), torch.zeros(3, 4))  # the memory, not what the methods say
+    reason = audit_problem({"k": d}, {"k": {"where": "shape 3x4, trial 0", "digest": digest(ref, "exact")}}, "exact", None)
+    assert reason and "shadow torch.Tensor's" in reason, reason
+    assert "shadowed" not in digest(ref, "exact")
+
+
+def test_a_flip_that_returns_its_input_behind_shadowed_methods_is_rejected_by_the_harness(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    got = _evaluate(SPECS / "flip2d" / "spec.yaml", [S15 / "flip_shadowed_contiguous.py"], shapes=2, trials=1)
+    verdict, reason, _, _ = got["flip_shadowed_contiguous"]
+    assert verdict == "rejected" and "shadow torch.Tensor's" in reason, reason
