@@ -66,3 +66,13 @@ def test_a_flip_that_returns_its_input_behind_shadowed_methods_is_rejected_by_th
     got = _evaluate(SPECS / "flip2d" / "spec.yaml", [S15 / "flip_shadowed_contiguous.py"], shapes=2, trials=1)
     verdict, reason, _, _ = got["flip_shadowed_contiguous"]
     assert verdict == "rejected" and "shadow torch.Tensor's" in reason, reason
+
+
+def test_attributes_left_on_an_input_that_shadow_tensor_methods_fail_the_call(monkeypatch):
+    """The harness reads, overwrites and clones a call's inputs after it returns (rules 7, 9-10); a
+    candidate that flips its input in place and shadows the input's ``view`` made the bitwise check
+    of the inputs read a saved copy (accepted before: the caller's tensor was clobbered)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    got = _evaluate(SPECS / "flip2d" / "spec.yaml", [S15 / "flip_in_place_input_view_shadowed.py"], shapes=2, trials=1)
+    verdict, reason, _, _ = got["flip_in_place_input_view_shadowed"]
+    assert verdict == "rejected" and "attributes that shadow torch.Tensor's (view)" in reason, reason

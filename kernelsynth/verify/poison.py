@@ -12,6 +12,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .census import note_copy, op_name, watching
+from .comparison import shadowed_attributes
 from .failures import VerificationFailure
 from .guard import check_no_new_threads
 
@@ -189,6 +190,11 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
                 out = candidate(*inputs)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
+        shadowing = sorted({name for x in inputs if isinstance(x, torch.Tensor) for name in shadowed_attributes(x)})
+        if shadowing:  # the harness reads, overwrites and clones these inputs after the call (rules 4, 9, 10)
+            raise VerificationFailure(f"the candidate gave its input tensors attributes that shadow torch.Tensor's "
+                                      f"({', '.join(shadowing[:6])}): the harness's later reads and in-place changes "
+                                      "of the input would go through them (layout rule)")
         if threads_before is not None:
             check_no_new_threads(threads_before)
             if started():
