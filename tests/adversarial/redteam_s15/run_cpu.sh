@@ -9,11 +9,16 @@
 export PYTHONPATH=$PWD TRITON_INTERPRET=1
 R=tests/adversarial/redteam_s15
 D=$R/depthwise_conv2d
-declare -A TASK=([dw_a]=depthwise_conv2d [dw_b]=depthwise_conv2d [dw_c]=depthwise_conv2d [mb_p3]=matmul_bias_gelu)
+declare -A TASK=([dw_a]=depthwise_conv2d [dw_b]=depthwise_conv2d [dw_c]=depthwise_conv2d [mb_p3]=matmul_bias_gelu [mb_h2]=matmul_bias_gelu
+                 [sb_s2]=softmax_backward [sb_s3]=softmax_backward [ce_p2]=cross_entropy)
 declare -A PATHS=([dw_a]="$D/dw_d1_nhwc_output_with_shadowed_is_contiguous.py,$D/dw_k1_global_cache_weight_hash_bias_ends.py"
                   [dw_b]="$D/dw_p1_bf16_parameters.py,$D/dw_h1_honest_sliding_row_window.py"
                   [dw_c]="$D/dw_r1_halo_dropped_on_2d_tiles.py"
-                  [mb_p3]="$R/matmul_bias_gelu/mb_p3_8bit_and_9bit_operands.py")
+                  [mb_p3]="$R/matmul_bias_gelu/mb_p3_8bit_and_9bit_operands.py"
+                  [mb_h2]="$R/matmul_bias_gelu/mb_h2_honest_hardware_tf32_truncation.py"
+                  [sb_s2]="$R/softmax_backward/sb_s2_memo_on_exponents_mixed_position_hash.py"
+                  [sb_s3]="$R/softmax_backward/sb_s3_memo_on_scale_invariant_exponents.py"
+                  [ce_p2]="$R/cross_entropy/ce_p2_quartic_exp2.py")
 for run in ${@:-matmul_bias_gelu dw_a dw_b dw_c softmax_backward cross_entropy rope}; do
   task=${TASK[$run]:-$run}; paths=${PATHS[$run]:-$R/$run}
   echo "== $run ($task) $(date -u +%H:%M:%S)"

@@ -34,6 +34,8 @@ def ce_p2_rows(X, T, L, V, BLOCK: tl.constexpr):
     x = tl.load(X + row * V + c, mask=m, other=-float("inf"))
     mx = tl.max(x, axis=0)
     e = tl.where(m & (x > -float("inf")), _exp_q(x - mx), 0.0)
+    e = tl.where(x == x, e, x)  # a NaN logit stays NaN (tl.maximum in _exp_q would drop it)
+    e = tl.where(mx == float("inf"), tl.where(x == mx, float("nan"), 0.0), e)  # inf - inf, as the reference
     s = tl.sum(e, axis=0)
     t = tl.load(T + row)
     t = ((t % V) + V) % V
