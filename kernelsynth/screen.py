@@ -12,6 +12,7 @@ independent check (rule 18) still stands behind it.
 from __future__ import annotations
 
 import ast
+import re
 from typing import List
 
 #: Modules a kernel does not need and an attack on the harness does.
@@ -104,13 +105,18 @@ def _evasion_name(node):
 #: constructors.
 HOST_ACCESS_NAMES = frozenset({"__array_interface__", "__array_struct__", "__cuda_array_interface__", "ctypeslib",
                                "frombuffer", "from_address", "from_buffer", "from_buffer_copy", "string_at",
-                               "PyMemoryView_FromMemory"})
+                               "PyMemoryView_FromMemory", "process_vm_readv", "process_vm_writev"})
+#: A string constant naming a process's memory file (``/proc/self/mem``, ``/proc/<pid>/mem``): reads and
+#: writes there at ``data_ptr()`` touch no torch door (tests/adversarial/redteam_s15 ce_f1; the sandbox's
+#: worker is refused it, an unsandboxed one is not). Labelled ``host:proc_mem``.
+PROC_MEM = re.compile(r"/proc/[^/\s]*/(task/[^/\s]*/)?mem")
 
 
 def host_access(source: str) -> List[str]:
     """The census labels (``host:<name>``, sorted) of the raw-memory doors of
     :data:`HOST_ACCESS_NAMES` that ``source`` names -- as an attribute, a name, an imported name or
-    a string constant equal to one (a dict key ``"__array_interface__"``). Unlike
+    a string constant equal to one (a dict key ``"__array_interface__"``) -- and ``host:proc_mem`` for a
+    string constant naming a process's memory file (:data:`PROC_MEM`). Unlike
     :func:`screen_source` these are not refused: the worker adds them to the candidate's
     ``library_calls`` (host arithmetic is not a kernel of its own, rule 14), whatever
     ``exploration.screen_sources`` says. A tripwire by names like the screen: a name built at run
@@ -134,6 +140,8 @@ def host_access(source: str) -> List[str]:
             continue
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             name = node.value
+            if PROC_MEM.fullmatch(name.strip()):
+                found.add("host:proc_mem")
         else:
             continue
         if name in HOST_ACCESS_NAMES:

@@ -76,3 +76,19 @@ def test_attributes_left_on_an_input_that_shadow_tensor_methods_fail_the_call(mo
     got = _evaluate(SPECS / "flip2d" / "spec.yaml", [S15 / "flip_in_place_input_view_shadowed.py"], shapes=2, trials=1)
     verdict, reason, _, _ = got["flip_in_place_input_view_shadowed"]
     assert verdict == "rejected" and "attributes that shadow torch.Tensor's (view)" in reason, reason
+
+
+def test_red_team_s15_shadowed_layout_and_state_methods_are_rejected(monkeypatch):
+    """redteam_s15 dw_d1 (channels_last memory, ``is_contiguous`` says True), sb_d1 (an inference
+    tensor whose ``is_inference`` says False) and ro_d1 (a negative-bit view whose ``is_neg`` says
+    False; before, only an exception in a later bit view stopped it): all accepted or rejected by
+    accident before session 15, each rejected by rule 3 now, on the first trial."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    rt15 = ROOT / "tests" / "adversarial" / "redteam_s15"
+    for task, name, method in [
+            ("depthwise_conv2d", "dw_d1_nhwc_output_with_shadowed_is_contiguous", "is_contiguous"),
+            ("softmax_backward", "sb_d1_inference_tensor_with_shadowed_is_inference", "is_inference"),
+            ("rope", "ro_d1_negative_bit_output_with_shadowed_is_neg", "is_neg")]:
+        got = _evaluate(SPECS / task / "spec.yaml", [rt15 / task / f"{name}.py"], shapes=1, trials=1)
+        verdict, reason, _, _ = got[name]
+        assert verdict == "rejected" and f"attributes {method} shadow torch.Tensor's" in reason, (name, reason)

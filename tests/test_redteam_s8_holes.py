@@ -204,3 +204,19 @@ def test_numpy_in_a_grid_callable_and_through_array_interface_are_labelled_host(
     assert xent["ch1_two_rows_per_program_online"] == ("accepted", "", None), xent
     flip = _evaluate(SPECS / "flip2d" / "spec.yaml", [S9 / "fh_autotuned_grid_lambda.py"], shapes=1)
     assert flip["fh_autotuned_grid_lambda"] == ("accepted", "", None), flip  # autotune, heuristics, grid lambda
+
+
+def test_a_process_memory_file_named_in_the_source_is_a_host_label():
+    """redteam_s15 ce_f1 read the logits and wrote the loss through ``/proc/self/mem`` at
+    ``data_ptr()`` (no torch door); the sandbox's worker is refused the file, an unsandboxed one is
+    not, so the name is a label too (session 15)."""
+    from kernelsynth.screen import host_access
+
+    src = (ROOT / "tests/adversarial/redteam_s15/cross_entropy/ce_f1_proc_self_mem_host_math.py").read_text()
+    assert host_access(src) == ["host:proc_mem"]
+    assert host_access('open("/proc/%d/mem" % os.getpid(), "rb")') == ["host:proc_mem"]
+    assert host_access('open(f"/proc/{pid}/task/{tid}/mem")') == []  # built at run time: a tripwire by names
+    assert host_access('open("/proc/self/task/7/mem")') == ["host:proc_mem"]
+    assert host_access('x = "/proc/meminfo"; y = "/proc/self/maps"') == []
+    assert host_access('"""reads nothing through /proc/self/mem"""') == []  # a docstring is no door
+    assert host_access("os.process_vm_readv") == ["host:process_vm_readv"]
