@@ -92,3 +92,48 @@ def test_red_team_s15_shadowed_layout_and_state_methods_are_rejected(monkeypatch
         got = _evaluate(SPECS / task / "spec.yaml", [rt15 / task / f"{name}.py"], shapes=1, trials=1)
         verdict, reason, _, _ = got[name]
         assert verdict == "rejected" and f"attributes {method} shadow torch.Tensor's" in reason, (name, reason)
+
+
+def test_a_dict_subclass_that_hides_its_keys_does_not_hide_a_shadowing_attribute():
+    """Session 15 review: ``out.__dict__`` may be assigned a dict subclass whose ``__iter__``,
+    ``__len__`` and ``keys`` answer empty while attribute lookup (the C dict lookup) still finds
+    ``is_contiguous`` in it; the check reads the keys through ``dict.keys``."""
+
+    class Hide(dict):
+        def __iter__(self):
+            return iter(())
+
+        def __len__(self):
+            return 0
+
+        def keys(self):
+            return []
+
+    ref = torch.randn(2, 3, 4, 5)
+    y = _nhwc_claiming_contiguous(ref)
+    y.__dict__ = Hide(is_contiguous=lambda *a, **k: True)
+    assert y.is_contiguous() and list(vars(y)) == []  # the lie works, and the keys are hidden from iteration
+    assert shadowed_attributes(y) == ["is_contiguous"]
+    with pytest.raises(VerificationFailure, match="is_contiguous shadow"):
+        compare(y, ref, "exact", None)
+
+
+def test_a_key_that_is_not_a_str_but_matches_a_name_is_reported():
+    """Session 15 review: a key object whose ``__hash__`` and ``__eq__`` match ``"is_contiguous"``
+    answers the attribute lookup as well as the name itself would."""
+
+    class Key:
+        def __hash__(self):
+            return hash("is_contiguous")
+
+        def __eq__(self, other):
+            return True
+
+    ref = torch.randn(2, 3, 4, 5)
+    y = _nhwc_claiming_contiguous(ref)
+    del y.is_contiguous
+    vars(y)[Key()] = lambda *a, **k: True
+    assert y.is_contiguous() and not torch._C.TensorBase.is_contiguous(y)
+    assert shadowed_attributes(y) == ["<Key key>"]
+    with pytest.raises(VerificationFailure, match="<Key key> shadow"):
+        compare(y, ref, "exact", None)

@@ -61,9 +61,15 @@ def shadowed_attributes(out: torch.Tensor) -> list:
     function says (tests/adversarial/redteam_s15 dw_d1: an NHWC buffer returned as an NCHW view whose
     ``is_contiguous`` answers True). The dictionary itself is read through ``vars``: ``__dict__`` is a
     data descriptor of the type, which an instance cannot shadow, and the type's own attributes are
-    guarded (VERIFICATION.md rule 13). An honest output has none (``rule 3``, layout)."""
-    own = vars(out)
-    return sorted(k for k in own if isinstance(k, str) and hasattr(torch.Tensor, k)) if own else []
+    guarded (VERIFICATION.md rule 13); its keys through ``dict.keys``, since ``__dict__`` may be
+    assigned a dict subclass whose ``__iter__``/``__len__``/``keys`` hide them while attribute lookup
+    still finds them. A key that is not exactly a ``str`` is reported as ``<type key>``: with a
+    ``__hash__`` and ``__eq__`` that match a name, attribute lookup finds it too. An honest output has
+    none (``rule 3``, layout)."""
+    own = vars(out)  # read through dict's own methods: a dict subclass assigned to ``__dict__`` can hide its keys
+    # a key that is not exactly a str can still answer an attribute lookup (its __hash__ and __eq__ match the name)
+    return sorted(k if type(k) is str else f"<{type(k).__name__} key>" for k in dict.keys(own)
+                  if type(k) is not str or hasattr(torch.Tensor, k))
 
 
 def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
