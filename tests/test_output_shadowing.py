@@ -137,3 +137,23 @@ def test_a_key_that_is_not_a_str_but_matches_a_name_is_reported():
     assert shadowed_attributes(y) == ["<Key key>"]
     with pytest.raises(VerificationFailure, match="<Key key> shadow"):
         compare(y, ref, "exact", None)
+
+
+@pytest.mark.parametrize("script,reason", [
+    ("repro_earlier_shadow.py", "an earlier output gained attributes that shadow torch.Tensor's"),
+    ("repro_input_clobber.py", "an earlier output gained attributes that shadow torch.Tensor's"),
+    ("repro_storage_ptr_lie.py", "the output does not lie in memory allocated during the call"),
+])
+def test_lies_planted_on_earlier_outputs_and_storage_objects_are_refused(script, reason):
+    """Session 15, an attack on the first version of the shadow check (tests/adversarial/s15/attacks,
+    each a script that runs the real verify or call_poisoned and passed before): lies planted on the
+    PREVIOUS output during the next call (``numel``/``contiguous`` read by check_earlier_output and
+    shares_storage; a ``contiguous`` hook that shadows the input's ``view`` until the next call, hiding
+    an input zeroed in place), and a storage object whose instance ``data_ptr`` answered the
+    ownership check with a throwaway address (rule 10's fa1 ring revived). The checks read tensors
+    and storages through the C methods now, and an earlier output with such attributes fails."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(S15 / "attacks" / script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and reason in done.stderr, (done.stdout[-2000:], done.stderr[-2000:])

@@ -743,7 +743,7 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
     full = isinstance(census, Census)  # a plain set receives the names only
     profiling = full and not _STATE["profiling"]
     if full:
-        census.input_storages = frozenset(_storage(x).data_ptr() for x in inputs
+        census.input_storages = frozenset(torch._C.StorageBase.data_ptr(_storage(x)) for x in inputs
                                           if isinstance(x, torch.Tensor))
         held = set(census)
     if profiling and _ENABLED():
@@ -808,7 +808,7 @@ def note_copy(census, name: str, args) -> None:
     src = args[1] if name == "copy_" and len(args) > 1 else (args[0] if args else None)
     _STATE["quiet"] += 1  # the harness's own storage read (HostDoorMode does not count it)
     try:
-        if isinstance(src, torch.Tensor) and _storage(src).data_ptr() in census.input_storages:
+        if isinstance(src, torch.Tensor) and torch._C.StorageBase.data_ptr(_storage(src)) in census.input_storages:
             census.add(f"{name}(input)")
     finally:
         _STATE["quiet"] -= 1

@@ -13,20 +13,29 @@ import torch
 from .failures import VerificationFailure
 
 
+#: The C classes whose methods the checks call directly (``_T.view(t, ...)``, ``_S.data_ptr(st)``): a
+#: tensor or storage object can carry instance attributes, and one named ``view``, ``contiguous``,
+#: ``numel`` or ``data_ptr`` would answer a plain method call. The candidate's output is refused for them
+#: (:func:`shadowed_attributes`), but an earlier output, an input or a storage object can gain them later
+#: from candidate code (session 15, an attack on the first version of that check: lies planted on the
+#: previous output during the next call, and a storage whose ``data_ptr`` answered two addresses).
+_T, _S = torch._C.TensorBase, torch._C.StorageBase
+
+
 def _bits(t: torch.Tensor) -> torch.Tensor:
     """A view of ``t``'s bits as integers, so NaN payloads and -0.0 compare exactly."""
     if t.dtype.is_floating_point:
-        return t.view({8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[t.element_size()])
+        return _T.view(t, {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[_T.element_size(t)])
     return t
 
 
 def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     """True if the byte ranges of the two tensors' storages overlap."""
-    if a.device != b.device or a.numel() == 0 or b.numel() == 0:
+    if a.device != b.device or _T.numel(a) == 0 or _T.numel(b) == 0:
         return False
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    a0, b0 = sa.data_ptr(), sb.data_ptr()
-    return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes()
+    sa, sb = _T.untyped_storage(a), _T.untyped_storage(b)
+    a0, b0 = _S.data_ptr(sa), _S.data_ptr(sb)
+    return a0 < b0 + _S.nbytes(sb) and b0 < a0 + _S.nbytes(sa)
 
 
 def describe_mismatch(out: torch.Tensor, ref: torch.Tensor, bad: torch.Tensor) -> str:
@@ -82,25 +91,25 @@ def layout_mismatch(out: torch.Tensor, ref: torch.Tensor) -> Optional[str]:
     storage (``.data_ptr()``, a next kernel, ``.view``), so it is a wrong output.
     """
     for flag, what in (("is_neg", "a negative-bit view"), ("is_conj", "a conjugate-bit view")):
-        if getattr(out, flag)() and not getattr(ref, flag)():
+        if getattr(_T, flag)(out) and not getattr(ref, flag)():
             # its memory holds -y (or conj y) and reads as y only through torch's lazy view bit: a
             # kernel writes the values it returns (tests/adversarial/redteam_s7 fd1)
             return f"the output is {what} (torch._neg_view/conj): its memory does not hold its values (layout rule)"
     autograd = autograd_mismatch(out.requires_grad, out.grad_fn is not None, ref.requires_grad, ref.grad_fn is not None)
     if autograd:
         return autograd
-    if out.is_inference() and not ref.is_inference():
+    if _T.is_inference(out) and not ref.is_inference():
         # made under torch.inference_mode(): outside it the tensor cannot be updated in place or saved
         # for backward by the next layer (tests/adversarial/redteam_s8 flip fd1)
         return ("the output is an inference tensor (made under torch.inference_mode()): it cannot be "
                 "updated in place or saved for backward outside inference mode (layout rule)")
     if ref.is_contiguous():
-        if out.is_contiguous():
+        if _T.is_contiguous(out):
             return None
-        return (f"output strides {tuple(out.stride())} are not contiguous; the reference's are "
+        return (f"output strides {tuple(_T.stride(out))} are not contiguous; the reference's are "
                 f"{tuple(ref.stride())} (layout rule)")
-    same = all(so == sr for so, sr, n in zip(out.stride(), ref.stride(), ref.shape) if n > 1)
-    return None if same else (f"output strides {tuple(out.stride())}, expected the reference's "
+    same = all(so == sr for so, sr, n in zip(_T.stride(out), ref.stride(), ref.shape) if n > 1)
+    return None if same else (f"output strides {tuple(_T.stride(out))}, expected the reference's "
                               f"{tuple(ref.stride())} (layout rule)")
 
 
@@ -139,11 +148,11 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
     if layout:
         raise VerificationFailure(layout)
     if comparison == "exact":
-        bad = _bits(out.contiguous()) != _bits(ref.contiguous())
+        bad = _bits(_T.contiguous(out)) != _bits(ref.contiguous())
         if bool(bad.any()):
             raise VerificationFailure("not bit-exact: " + describe_mismatch(out, ref, bad))
         return {"max_abs_err": 0.0, "max_rel_err": 0.0}
-    o0, r0 = out.double(), ref.double()
+    o0, r0 = _T.double(out), ref.double()
     nan_bad = torch.isnan(o0) != torch.isnan(r0)
     inf_bad = torch.isinf(o0) != torch.isinf(r0)
     finite = torch.isfinite(r0)
@@ -189,8 +198,8 @@ def outputs_agree(a: torch.Tensor, b: torch.Tensor, bound: Optional[Dict[str, fl
     if type(a) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
         return False
     if bound is None or not a.dtype.is_floating_point:
-        return bool((_bits(a.contiguous()) == _bits(b.contiguous())).all())
-    x, y = a.double(), b.double()
+        return bool((_bits(_T.contiguous(a)) == _bits(_T.contiguous(b))).all())
+    x, y = _T.double(a), _T.double(b)
     inf = torch.isinf(y)
     if bool((torch.isnan(x) != torch.isnan(y)).any()) or bool((torch.isinf(x) != inf).any()) \
             or bool((x[inf] != y[inf]).any()):  # Inf of the same sign
@@ -217,7 +226,11 @@ def check_earlier_output(earlier, out) -> None:
     if earlier is None:
         return
     prev, snapshot = earlier
+    shadowed = shadowed_attributes(prev)
+    if shadowed:
+        raise VerificationFailure(f"an earlier output gained attributes that shadow torch.Tensor's "
+                                  f"({', '.join(shadowed[:6])}) after it was returned (layout rule)")
     if (type(out) is torch.Tensor and shares_storage(out, prev)) or \
-            not bool(torch._C.TensorBase.all(_bits(prev.contiguous()) == _bits(snapshot.contiguous()))):
+            not bool(_T.all(_bits(_T.contiguous(prev)) == _bits(_T.contiguous(snapshot)))):
         raise VerificationFailure("an earlier output changed or shares storage with a later one (one output "
                                   "buffer reused across calls): outputs must be fresh tensors")

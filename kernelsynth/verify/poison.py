@@ -79,17 +79,21 @@ NOT_FRESH = frozenset({"from_file"})
 #: Unwrapped accessors, bound before any candidate is imported (the census wraps
 #: ``torch.Tensor.untyped_storage``; a candidate may rebind ``Tensor`` methods).
 _UNTYPED, _DATA_PTR = torch._C.TensorBase.untyped_storage, torch._C.TensorBase.data_ptr
+#: The storage's address and size through the C methods (an instance ``data_ptr`` on a storage object
+#: answered the ownership check with a throwaway address: session 15 attack), and TypedStorage's untyped().
+_SPTR, _SNBYTES = torch._C.StorageBase.data_ptr, torch._C.StorageBase.nbytes
+_TYPED_UNTYPED = torch.TypedStorage.untyped
 
 
 def _storage_ptr(x) -> Optional[int]:
     """The data pointer of the storage of ``x`` (a tensor or a storage), None for anything else."""
-    try:
+    try:  # C methods: a storage object can carry an instance ``data_ptr`` (session 15 attack)
         if isinstance(x, torch.Tensor):
-            return _UNTYPED(x).data_ptr()
-        if isinstance(x, torch.UntypedStorage):
-            return x.data_ptr()
+            return _SPTR(_UNTYPED(x))
+        if isinstance(x, torch._C.StorageBase):
+            return _SPTR(x)
         if isinstance(x, torch.TypedStorage):
-            return x.untyped().data_ptr()
+            return _SPTR(_TYPED_UNTYPED(x))
     except (RuntimeError, NotImplementedError):  # no storage (sparse, nested, fake)
         return None
     return None
@@ -129,23 +133,23 @@ def _note_fresh(fresh: dict, out, held: set) -> None:
             st = _UNTYPED(t)
         except (RuntimeError, NotImplementedError):
             continue
-        ptr = st.data_ptr()
-        if not ptr or ptr in held or not st.nbytes():
+        ptr, size = _SPTR(st), _SNBYTES(st)
+        if not ptr or ptr in held or not size:
             continue
         old = fresh.pop(ptr, None)
         if old is not None:  # the same address again (memory freed and reused): the newer storage
             _FREE_WEAK_REF(old[1])
-        fresh[ptr] = (ptr + st.nbytes(), _WEAK_REF(st))
+        fresh[ptr] = (ptr + size, _WEAK_REF(st))
 
 
 def output_extent(out: torch.Tensor):
     """``(first byte, end)`` of the memory the elements of ``out`` occupy (strides >= 0, as
     PyTorch's); None for an empty tensor."""
-    if not out.numel():
+    if not torch._C.TensorBase.numel(out):
         return None
     lo = _DATA_PTR(out)
-    span = 1 + sum((n - 1) * st for n, st in zip(out.shape, out.stride()))
-    return lo, lo + span * out.element_size()
+    span = 1 + sum((n - 1) * st for n, st in zip(out.shape, torch._C.TensorBase.stride(out)))
+    return lo, lo + span * torch._C.TensorBase.element_size(out)
 
 
 def _inside_input(extent, x) -> bool:
@@ -157,7 +161,7 @@ def _inside_input(extent, x) -> bool:
     except (RuntimeError, NotImplementedError):
         return False
     lo, hi = extent
-    return st.data_ptr() < hi and lo < st.data_ptr() + st.nbytes()
+    return _SPTR(st) < hi and lo < _SPTR(st) + _SNBYTES(st)
 
 
 def poison_allocator(nbytes: int, device: torch.device) -> None:
@@ -247,7 +251,7 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = (), host
         return
     lo, hi = extent
     owner = [p for p, (end, h) in fresh.items() if p <= lo and hi <= end and not _EXPIRED(h)]
-    if not owner and (_UNTYPED(out).resizable() or hosted):
+    if not owner and (torch._C.StorageBase.resizable(_UNTYPED(out)) or hosted):
         # memory an allocator gave a storage that owns it (a buffer from an earlier call): its own
         # storage's weak reference judges it, and rules 9-10 name the reuse on the way
         _RETURNED.append(_WEAK_REF(_UNTYPED(out)))
