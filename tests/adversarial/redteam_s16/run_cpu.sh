@@ -10,8 +10,10 @@ declare -A PATHS=(
   [h1]="$D/h1_honest_autotuned_im2col_dot_four_windows.py"
   [a]="$D/c3_numpy_conv_in_autotuner_do_bench.py,$D/c4_output_memo_across_modules_ignores_bias.py,$D/c5_right_halo_dropped_when_cin_over_64_and_w_over_8.py"
   [b]="$D/c1_output_in_shared_memory_recycled_three_calls_later.py,$D/c2_centre_tap_in_bf16.py,$D/c6_memo_blind_to_the_first_input_row.py"
+  [c]="$D/c3b_numpy_conv_in_a_pointer_arguments_methods.py,$D/h3_honest_3xtf32_split_operands_prepacked.py"
+  [d]="$D/h2_honest_unfused_fma_map_then_pool_prepacked.py"
 )
-for run in ${@:-h1 a b}; do
+for run in ${@:-h1 a b c d}; do
   paths=${PATHS[$run]}
   echo "== $run $(date -u +%H:%M:%S)"
   rm -rf /tmp/rt16-$run
