@@ -59,3 +59,9 @@ x = torch.randn(2, 5, 6, 9)
 print("c6 first call:", err(c(x), r(x)))
 x[0, 0, 0, :] += 2.0
 print("c6 after x[0, 0, 0, :] += 2 in place: max err", err(c(x), r(x)))
+# c7: a batch slice (contiguous, 420 bytes into its storage: not 16-byte aligned)
+m = load("c7_input_base_aligned_down_to_16_bytes.py")
+c, r = pair(m, 3, 8)
+big = torch.randn(3, 3, 5, 7)
+print("c7 fresh input:", err(c(big), r(big)), "| x = big[1:] (offset", big[1:].storage_offset() * 4, "bytes): max err",
+      err(c(big[1:]), r(big[1:])))

@@ -12,8 +12,10 @@ declare -A PATHS=(
   [b]="$D/c1_output_in_shared_memory_recycled_three_calls_later.py,$D/c2_centre_tap_in_bf16.py,$D/c6_memo_blind_to_the_first_input_row.py"
   [c]="$D/c3b_numpy_conv_in_a_pointer_arguments_methods.py,$D/h3_honest_3xtf32_split_operands_prepacked.py"
   [d]="$D/h2_honest_unfused_fma_map_then_pool_prepacked.py"
+  [e]="$D/c1b_output_in_shared_memory_plain_plumbing.py"
+  [f]="$D/c7_input_base_aligned_down_to_16_bytes.py"
 )
-for run in ${@:-h1 a b c d}; do
+for run in ${@:-h1 a b c d e f}; do
   paths=${PATHS[$run]}
   echo "== $run $(date -u +%H:%M:%S)"
   rm -rf /tmp/rt16-$run

@@ -1,0 +1,27 @@
+"""Which shapes of the CPU plan (seed 0) and the H200 plans (seeds 0-2; the recipe of
+kernelsynth.stages.exploration.Exploration.plan, copied) meet c5's condition C_in > 64 and W >= 9.
+Run: PYTHONPATH=$PWD python tests/adversarial/redteam_s16/plan_c5.py"""
+import math
+from kernelsynth.shapes import (EXTREME_PLAN, JOINT_PLAN, LARGE_DIM_PLAN, RESIDUE_PLAN, derived_shapes, extreme_shapes,
+                                joint_shapes, large_dim_shapes, residue_shapes)
+from kernelsynth.spec import load_spec
+from kernelsynth.stages.exploration import joint_fits
+spec = load_spec("specs/conv_relu_maxpool/spec.yaml")
+for interp in (True, False):
+  for seed in ((0,) if interp else (0, 1, 2)):
+    listed = spec.interpret_shapes if interp else spec.verify_shapes
+    derived = derived_shapes(listed, seed, fresh=1 if interp else 2, constraints=spec.constraints)
+    target = "interpret" if interp else "gpu"
+    high, budget = LARGE_DIM_PLAN[target]
+    derived += joint_shapes(listed + derived, seed, joint_fits(spec, listed, JOINT_PLAN[target]), high,
+                            pairs=not interp, constraints=spec.constraints, within_listed=interp)
+    derived += large_dim_shapes(listed + derived, seed, high, budget, constraints=spec.constraints, pack=not interp)
+    fits = ((lambda s: math.prod(s.values()) <= budget) if interp else joint_fits(spec, listed, JOINT_PLAN[target]))
+    derived = residue_shapes(listed, derived, seed, high, fits, constraints=spec.constraints,
+                             above_listed=interp, pack=not interp, cover=RESIDUE_PLAN[target])
+    if not interp:
+        seen = listed + derived + [spec.timing_shape]
+        derived += extreme_shapes(seen, seed, joint_fits(spec, listed, EXTREME_PLAN[target]), constraints=spec.constraints)
+    shapes = listed + derived + ([] if interp else [spec.timing_shape])
+    hit = [s for s in shapes if s["C_in"] > 64 and s["W"] >= 9]
+    print(target, "seed", seed, len(shapes), "shapes; C_in > 64 and W >= 9 (c5 wrong):", hit or "none")
