@@ -65,3 +65,9 @@ c, r = pair(m, 3, 8)
 big = torch.randn(3, 3, 5, 7)
 print("c7 fresh input:", err(c(big), r(big)), "| x = big[1:] (offset", big[1:].storage_offset() * 4, "bytes): max err",
       err(c(big[1:]), r(big[1:])))
+# c8: a channels_last input
+m = load("c8_strides_ignored_channels_last_input.py")
+c, r = pair(m, 5, 16)
+x = torch.randn(2, 5, 6, 9)
+xc = x.to(memory_format=torch.channels_last)
+print("c8 contiguous input:", err(c(x), r(x)), "| channels_last input: max err", err(c(xc), r(xc)))

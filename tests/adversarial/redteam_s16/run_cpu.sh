@@ -15,8 +15,9 @@ declare -A PATHS=(
   [e]="$D/c1b_output_in_shared_memory_plain_plumbing.py"
   [f]="$D/c7_input_base_aligned_down_to_16_bytes.py"
   [g]="$D/c3c_control_numpy_conv_in_early_config_prune.py"
+  [h]="$D/c8_strides_ignored_channels_last_input.py"
 )
-for run in ${@:-h1 a b c d e f g}; do
+for run in ${@:-h1 a b c d e f g h}; do
   paths=${PATHS[$run]}
   echo "== $run $(date -u +%H:%M:%S)"
   rm -rf /tmp/rt16-$run
