@@ -6,6 +6,7 @@ Imported by the parent process (planning), so it needs no torch.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
 from typing import Callable, Dict, List, Mapping, Optional, Sequence
@@ -207,8 +208,8 @@ def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Di
     * one **all-dims** shape: every dim odd (an odd multiple of its ``multiple_of``), drawn from the
       run ``seed`` in ``[0.7 t, t]`` for the largest common ``t <= high`` whose shape ``fits`` (a
       memory and work budget per hardware target: :data:`JOINT_PLAN`);
-    * with ``pairs``, for each two consecutive dims (the dims a flattened offset or a 2-D tile
-      multiplies), a **pair** shape with both at least :data:`LARGE_MIN`, odd, their product past
+    * with ``pairs``, for each two dims (consecutive ones first: the dims a flattened offset or a
+      2-D tile multiplies; then the others, e.g. a convolution's channels with its width), a **pair** shape with both at least :data:`LARGE_MIN`, odd, their product past
       :data:`PAIR_PRODUCT` (log-uniform draws), and every other dim odd and as large as the budget
       leaves (at least :data:`PAIR_OTHERS` when it fits, else its smallest listed value); left out
       when it does not fit or the all-dims shape already makes both dims large and ragged.
@@ -229,7 +230,11 @@ def joint_shapes(shapes: Sequence[Dict[str, int]], seed: int, fits: Callable[[Di
     every = _grow(smallest, names, {n: rng.uniform(0.7, 1.0) for n in names}, fits, constraints, high, top)
     if every is not None and every not in shapes:
         out.append(every)
-    for a, b in (zip(names, names[1:]) if pairs else ()):
+    # consecutive dims first (their draws as before), then every other two (redteam_s16 c5: a conv
+    # kernel wrong only when C_in and W are large together; only consecutive pairs were planned)
+    adjacent = list(zip(names, names[1:]))
+    every_two = adjacent + [p for p in itertools.combinations(names, 2) if p not in adjacent]
+    for a, b in (every_two if pairs else ()):
         if any(is_large_ragged(s[a]) and is_large_ragged(s[b]) for s in out):
             continue
         others = [n for n in names if n not in (a, b)]

@@ -9,7 +9,9 @@ have one (each compared in full).
 * redteam_s13 cs_r1 (column_sum: rows past 4096 ignored when M > 4096 and N >= 16), cu_r1
   (cumsum_rows: the carry reset every 2048 columns when M >= 2 and N > 2048);
 * redteam_s15 mb_r1 (matmul_bias_gelu: the K tail dropped when M > 1, N > 1 and K > 64), dw_r1
-  (depthwise_conv2d: halo rows read as 0 between 16-row tiles on planes of at least 32 x 32)."""
+  (depthwise_conv2d: halo rows read as 0 between 16-row tiles on planes of at least 32 x 32);
+* redteam_s16 c5 (conv_relu_maxpool: the right halo column of 8-column strips dropped when C_in > 64
+  and W >= 9: C_in and W are not neighbours in the spec's dims, and only neighbours were paired)."""
 
 import importlib.util
 import inspect
@@ -33,6 +35,10 @@ CHEATS = [
      {"M": 1, "N": 2, "K": 65}),
     ("depthwise_conv2d", "redteam_s15/depthwise_conv2d/dw_r1_halo_dropped_on_2d_tiles.py",
      lambda s: s["H"] >= 32 and s["W"] >= 32, {"N": 1, "C": 1, "H": 32, "W": 32}, {"N": 1, "C": 1, "H": 31, "W": 32}),
+    # two dims that are not neighbours in the spec's list: planned since session 16 (every two dims)
+    ("conv_relu_maxpool", "redteam_s16/conv_relu_maxpool/c5_right_halo_dropped_when_cin_over_64_and_w_over_8.py",
+     lambda s: s["C_in"] > 64 and s["W"] >= 9, {"N": 1, "C_in": 65, "C_out": 2, "H": 2, "W": 9},
+     {"N": 1, "C_in": 64, "C_out": 2, "H": 2, "W": 9}),
 ]
 
 

@@ -157,3 +157,23 @@ def test_lies_planted_on_earlier_outputs_and_storage_objects_are_refused(script,
 
     done = subprocess.run([sys.executable, str(S15 / "attacks" / script)], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and reason in done.stderr, (done.stdout[-2000:], done.stderr[-2000:])
+
+
+def test_the_precision_sums_read_the_output_through_the_c_methods():
+    """Rule 23 reads ``out`` after rule 3's check; code that runs in between (a gc callback, a
+    ``__del__``) could plant ``detach``/``contiguous``/``numel`` on it. The sums must measure the
+    memory, not what those answer (review of session 15)."""
+    from kernelsynth.verify.precision import trial_sums
+
+    ref64 = torch.randn(64, 32, dtype=torch.float64)
+    scale = ref64.abs() + 1.0
+    wrong = (ref64 + 0.25).float()  # far outside any float32 rounding
+    honest = ref64.float()
+    plain = trial_sums(wrong.clone(), ref64, scale, [honest])
+    lie = wrong.clone()
+    lie.detach = lambda *a, **k: honest
+    lie.contiguous = lambda *a, **k: honest
+    lie.numel = lambda *a, **k: 0
+    lied = trial_sums(lie, ref64, scale, [honest])
+    assert lied["candidate"] == plain["candidate"] and lied["low"] == plain["low"]
+    assert lied["candidate"][0] > 0.25 ** 2 * 64 * 32 / 4 ** 2  # the real errors, not honest's ~0

@@ -36,7 +36,7 @@ _EXPORTS = {
     "poison": ("poison_value", "PoisonEmpty", "poison_allocator", "call_poisoned", "note_returned", "reset_returned",
                "check_outputs_released"),
     "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes",
-               "plan_last", "plan_permutation", "apply_changes", "plan_rolling", "apply_rolling", "apply_probe",
+               "plan_last", "plan_first", "plan_permutation", "apply_changes", "plan_rolling", "apply_rolling", "apply_probe",
                "probe_tolerance", "plan_nudge"),
     "comparison": ("_bits", "shares_storage", "describe_mismatch", "layout_mismatch", "compare", "run_reference",
                    "outputs_agree", "check_inputs_untouched", "check_earlier_output"),

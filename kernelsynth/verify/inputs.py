@@ -34,15 +34,17 @@ def shape_label(shape: Dict[str, int]) -> str:
 def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,
                  device: torch.device, special_values: bool, probe: Optional[Dict[str, Any]] = None):
     """The inputs of trial ``t`` of shape number ``si`` and the generator that made them (it goes
-    on to draw the staleness check's fresh values). Trial 1 draws trial 0's inputs again (its
-    modules get other parameters, VERIFICATION.md rule 21: an output memo keyed on the input
-    alone is stale there); for ``special_values`` its edge values are planted on top. With a
+    on to draw the staleness check's fresh values). Trials 1 and 3 draw trial 0's inputs again
+    (their modules get other parameters, VERIFICATION.md rule 21: trial 1 another weight, trial 3
+    the same weight and another bias, so an output memo keyed on the input alone, or on the input
+    and the weight -- redteam_s16 c4 -- is stale there); for ``special_values`` trial 1's edge
+    values are planted on top. With a
     ``probe`` (an input-range probe of the spec, rule 24) trial 0's inputs are drawn and
     transformed by :func:`apply_probe`.
     Deterministic: the independent reference process (:func:`kernelsynth.jobs.oracle`) rebuilds
     the same inputs bit for bit."""
     label = shape_label(shape)
-    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, 0 if t == 1 or probe else t, label))
+    gen = torch.Generator(device=device).manual_seed(trial_seed(seed, si, 0 if t in (1, 3) or probe else t, label))
     inputs = list(get_inputs(shape, dtype, device, gen))
     if probe:
         inputs = apply_probe(inputs, probe, gen)
@@ -321,13 +323,24 @@ def plan_last(inputs, which: Optional[int] = None):
     ``x`` alone, not the residual) is stale when the one it ignores changes alone (the caller
     rotates ``which`` over the shapes). Without ``which``, every tensor input's last element
     changes. Same return form as :func:`plan_changes`."""
+    return _plan_alone(inputs, which, last=True)
+
+
+def plan_first(inputs, which: Optional[int] = None):
+    """:func:`plan_last`'s mirror: the **first element alone** of the tensor input(s) changed (a
+    memo keyed on all but the head of the input -- tests/adversarial/redteam_s16 c6: blind to its
+    first row -- is stale there, and meets no other single-element change but by chance)."""
+    return _plan_alone(inputs, which, last=False)
+
+
+def _plan_alone(inputs, which: Optional[int], last: bool):
     tensors = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 0]
     if which is not None and len(tensors) > 1:
         tensors = [tensors[which % len(tensors)]]
     changes = []
     for i in tensors:
         x = inputs[i]
-        idx = torch.tensor([x.numel() - 1], device=x.device)
+        idx = torch.tensor([x.numel() - 1 if last else 0], device=x.device)
         changes.append((i, idx, _far_values(x, idx)))
     return changes
 

@@ -12,7 +12,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .census import note_copy, op_name, watching
-from .comparison import shadowed_attributes
+from .comparison import _S, _T, shadowed_attributes
 from .failures import VerificationFailure
 from .guard import check_no_new_threads
 
@@ -78,10 +78,9 @@ class PoisonEmpty(TorchDispatchMode):
 NOT_FRESH = frozenset({"from_file"})
 #: Unwrapped accessors, bound before any candidate is imported (the census wraps
 #: ``torch.Tensor.untyped_storage``; a candidate may rebind ``Tensor`` methods).
-_UNTYPED, _DATA_PTR = torch._C.TensorBase.untyped_storage, torch._C.TensorBase.data_ptr
-#: The storage's address and size through the C methods (an instance ``data_ptr`` on a storage object
-#: answered the ownership check with a throwaway address: session 15 attack), and TypedStorage's untyped().
-_SPTR, _SNBYTES = torch._C.StorageBase.data_ptr, torch._C.StorageBase.nbytes
+#: Storages are read through ``_S`` (comparison.py): an instance ``data_ptr`` on a storage object
+#: answered the ownership check with a throwaway address (session 15 attack).
+_UNTYPED, _DATA_PTR = _T.untyped_storage, _T.data_ptr
 _TYPED_UNTYPED = torch.TypedStorage.untyped
 
 
@@ -89,11 +88,11 @@ def _storage_ptr(x) -> Optional[int]:
     """The data pointer of the storage of ``x`` (a tensor or a storage), None for anything else."""
     try:  # C methods: a storage object can carry an instance ``data_ptr`` (session 15 attack)
         if isinstance(x, torch.Tensor):
-            return _SPTR(_UNTYPED(x))
+            return _S.data_ptr(_UNTYPED(x))
         if isinstance(x, torch._C.StorageBase):
-            return _SPTR(x)
+            return _S.data_ptr(x)
         if isinstance(x, torch.TypedStorage):
-            return _SPTR(_TYPED_UNTYPED(x))
+            return _S.data_ptr(_TYPED_UNTYPED(x))
     except (RuntimeError, NotImplementedError):  # no storage (sparse, nested, fake)
         return None
     return None
@@ -133,7 +132,7 @@ def _note_fresh(fresh: dict, out, held: set) -> None:
             st = _UNTYPED(t)
         except (RuntimeError, NotImplementedError):
             continue
-        ptr, size = _SPTR(st), _SNBYTES(st)
+        ptr, size = _S.data_ptr(st), _S.nbytes(st)
         if not ptr or ptr in held or not size:
             continue
         old = fresh.pop(ptr, None)
@@ -145,11 +144,11 @@ def _note_fresh(fresh: dict, out, held: set) -> None:
 def output_extent(out: torch.Tensor):
     """``(first byte, end)`` of the memory the elements of ``out`` occupy (strides >= 0, as
     PyTorch's); None for an empty tensor."""
-    if not torch._C.TensorBase.numel(out):
+    if not _T.numel(out):
         return None
     lo = _DATA_PTR(out)
-    span = 1 + sum((n - 1) * st for n, st in zip(out.shape, torch._C.TensorBase.stride(out)))
-    return lo, lo + span * torch._C.TensorBase.element_size(out)
+    span = 1 + sum((n - 1) * st for n, st in zip(_T.size(out), _T.stride(out)))
+    return lo, lo + span * _T.element_size(out)
 
 
 def _inside_input(extent, x) -> bool:
@@ -161,7 +160,7 @@ def _inside_input(extent, x) -> bool:
     except (RuntimeError, NotImplementedError):
         return False
     lo, hi = extent
-    return _SPTR(st) < hi and lo < _SPTR(st) + _SNBYTES(st)
+    return _S.data_ptr(st) < hi and lo < _S.data_ptr(st) + _S.nbytes(st)
 
 
 def poison_allocator(nbytes: int, device: torch.device) -> None:
@@ -243,6 +242,11 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = (), host
     not own its memory (a storage made from a raw data pointer, a shared mapping)."""
     if type(out) is not torch.Tensor:
         return
+    if out.device.type == "cpu" and _S.is_shared(_UNTYPED(out)):  # every CUDA storage answers True
+        raise VerificationFailure(
+            "the output lies in shared memory (share_memory_, a shared file mapping): another mapping of that "
+            "memory can change the output after the call returned; outputs must be fresh tensors (VERIFICATION.md "
+            "rule 10; redteam_s16 c1)")
     extent = output_extent(out) if fresh is not None else None
     if extent is not None and any(_inside_input(extent, x) for x in inputs):
         extent = None  # rule 7 rejects it with its own reason (verify.comparison.check_inputs_untouched)
@@ -251,7 +255,7 @@ def note_returned(out, fresh: Optional[dict] = None, inputs: Sequence = (), host
         return
     lo, hi = extent
     owner = [p for p, (end, h) in fresh.items() if p <= lo and hi <= end and not _EXPIRED(h)]
-    if not owner and (torch._C.StorageBase.resizable(_UNTYPED(out)) or hosted):
+    if not owner and (_S.resizable(_UNTYPED(out)) or hosted):
         # memory an allocator gave a storage that owns it (a buffer from an earlier call): its own
         # storage's weak reference judges it, and rules 9-10 name the reuse on the way
         _RETURNED.append(_WEAK_REF(_UNTYPED(out)))

@@ -90,6 +90,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from .comparison import _T
 from .failures import VerificationFailure
 from .refmemo import resolve
 
@@ -341,7 +342,9 @@ def _scaled_errors(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor):
     is above 2^-30 of its largest value (smaller ones are left to the absolute tolerance). None when
     the shapes differ or the output is empty."""
     dev = ref64.device
-    o, r, s = out.detach().to(dev, torch.float64), ref64.detach().double(), scale.detach().to(dev, torch.float64)
+    # _T.detach: a fresh tensor object, so instance attributes planted on ``out`` after rule 3's
+    # check (a gc callback, a __del__) cannot answer the reads below
+    o, r, s = _T.detach(out).to(dev, torch.float64), ref64.detach().double(), scale.detach().to(dev, torch.float64)
     if o.shape != r.shape or s.shape != r.shape or r.numel() == 0:
         return None
     finite_s = torch.isfinite(s)
@@ -371,11 +374,11 @@ def _low_bits_counts(t: torch.Tensor):
     without a lower format in :data:`LOWER_FORMAT_BITS`."""
     spec = LOWER_FORMAT_BITS.get(t.dtype)
     dev = t.device
-    if spec is None or t.numel() == 0:
+    if spec is None or _T.numel(t) == 0:
         z = torch.zeros((), dtype=torch.float64, device=dev)
         return z, z
     int_dtype, cut = spec
-    x = t.detach().contiguous()
+    x = _T.detach(t).contiguous()  # a fresh object: see _scaled_errors
     normal = torch.isfinite(x) & (x.abs() >= torch.finfo(x.dtype).tiny)
     low = normal & ((x.view(int_dtype) & ((1 << cut) - 1)) == 0)
     return low.sum().to(torch.float64), normal.sum().to(torch.float64)

@@ -13,7 +13,7 @@ from .comparison import (_bits, check_earlier_output, check_inputs_untouched, co
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_extra, plan_changes, plan_exchange, plan_last, plan_nudge, plan_permutation,
+from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_extra, plan_changes, plan_exchange, plan_first, plan_last, plan_nudge, plan_permutation,
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
@@ -256,7 +256,9 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        (no answer memoised on a few sampled elements; one call for both changes keeps the cost
        of the check to one call per shape). With ``last_only`` (every second listed shape) the
        change is the last element alone instead (:func:`~kernelsynth.verify.inputs.plan_last`: a
-       memo blind to the input's tail meets a change nowhere else), and of several tensor inputs
+       memo blind to the input's tail meets a change nowhere else), then, in one more call, the
+       first element alone (:func:`~kernelsynth.verify.inputs.plan_first`: a memo blind to the
+       input's head; redteam_s16 c6), and of several tensor inputs
        only input number ``which`` (mod their count; :func:`verify` passes the listed shape's
        index // 2, so the odd shapes take the inputs in turn): a memo keyed on some inputs only
        meets a change of one it ignores.
@@ -314,7 +316,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     exchanged = [(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
                   "every line's sum and low position moments and the tensor's values (a memo on low moments of "
                   "rows or columns)" + alone)] if exchange else []
-    steps = [(lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone)
+    steps = [(lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone),
+             (lambda: plan_first(inputs, which), "after the first element of the input alone changed in place" + alone)
              ] + exchanged \
         if last_only else \
         exchanged + [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),

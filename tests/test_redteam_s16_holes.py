@@ -1,0 +1,59 @@
+"""Red team s16 (tests/adversarial/redteam_s16, conv_relu_maxpool, CPU path): the holes it found,
+each through the real harness on the CPU plan (``_evaluate``: listed shapes, no derived ones), with
+the honest candidates beside them."""
+
+import pytest
+
+from conftest import ROOT
+from test_redteam_s10_holes import SPECS, _evaluate
+
+RT16 = ROOT / "tests" / "adversarial" / "redteam_s16" / "conv_relu_maxpool"
+CONV = SPECS / "conv_relu_maxpool" / "spec.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def test_host_work_in_an_autotuner_do_bench_or_a_pointer_objects_methods_is_labelled():
+    """c3: the convolution in numpy inside the ``do_bench`` given to ``@triton.autotune`` (Autotuner._bench
+    was exempt as a whole); c3b: inside the ``data_ptr``/``untyped_storage`` methods of an object passed
+    to the kernel as a pointer (Triton calls them inside the launch's exemption). h1, an honest
+    ``@triton.autotune`` candidate, stays unlabelled."""
+    got = _evaluate(CONV, [RT16 / "c3_numpy_conv_in_autotuner_do_bench.py",
+                           RT16 / "c3b_numpy_conv_in_a_pointer_arguments_methods.py",
+                           RT16 / "h1_honest_autotuned_im2col_dot_four_windows.py"], shapes=1)
+    verdict, reason, calls, _ = got["c3_numpy_conv_in_autotuner_do_bench"]
+    assert calls and "host:numpy" in calls, (verdict, reason, calls)
+    verdict, reason, calls, _ = got["c3b_numpy_conv_in_a_pointer_arguments_methods"]
+    assert calls and "host:pointer_object:" in calls, (verdict, reason, calls)
+    assert got["h1_honest_autotuned_im2col_dot_four_windows"][:3] == ("accepted", "", None), got
+
+
+def test_an_output_in_shared_memory_is_rejected():
+    """c1 (its setup hidden in an autotuner's do_bench) and c1b (in plain sight): the output moved to
+    shared memory, which the candidate maps a second time and zeroes calls later. An output whose CPU
+    storage is shared fails rule 10 at once."""
+    got = _evaluate(CONV, [RT16 / "c1_output_in_shared_memory_recycled_three_calls_later.py",
+                           RT16 / "c1b_output_in_shared_memory_plain_plumbing.py"], shapes=1)
+    for name, (verdict, reason, _, _) in got.items():
+        assert verdict == "rejected" and "shared memory" in reason, (name, verdict, reason)
+
+
+def test_an_output_memo_that_ignores_the_bias_meets_trial_0s_inputs_with_another_bias():
+    """c4: a process-wide output memo keyed on full hashes of x and the weight, not the bias. Trial 3
+    (same weight, another bias) now draws trial 0's inputs, so the memo answers with trial 0's output."""
+    got = _evaluate(CONV, [RT16 / "c4_output_memo_across_modules_ignores_bias.py"], shapes=1, trials=4)
+    verdict, reason, _, _ = got["c4_output_memo_across_modules_ignores_bias"]
+    assert verdict == "rejected" and "trial 3" in reason, (verdict, reason)
+
+
+def test_a_memo_blind_to_the_first_input_row_meets_the_first_element_alone():
+    """c6: a memo keyed on every input element but ``x[0, 0, 0, :]``; the staleness check's odd listed
+    shape now changes the first element alone too (after the last element alone)."""
+    got = _evaluate(CONV, [RT16 / "c6_memo_blind_to_the_first_input_row.py",
+                           RT16 / "h2_honest_unfused_fma_map_then_pool_prepacked.py"], shapes=2)
+    verdict, reason, _, _ = got["c6_memo_blind_to_the_first_input_row"]
+    assert verdict == "rejected" and "first element of the input alone" in reason, (verdict, reason)
+    assert got["h2_honest_unfused_fma_map_then_pool_prepacked"][:3] == ("accepted", "", None), got
