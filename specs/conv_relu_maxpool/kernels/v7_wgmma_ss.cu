@@ -146,10 +146,13 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int N> __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
-// keeps the compiler from moving accumulator reads or writes across a wgmma wait
-__device__ __forceinline__ void fence_acc(float* d) {
-#pragma unroll
-    for (int i = 0; i < NACC; ++i) asm volatile("" : "+f"(d[i])::"memory");
+// an accumulator read that stays after the wgmma wait before it (volatile asm keep their order); a
+// read, never a write: inside the loop only wgmma writes the accumulators, else ptxas waits for
+// every group at the loop's back edge (C7517 "warpgroup.wait is injected")
+__device__ __forceinline__ float acc_read(float a) {
+    float v;
+    asm volatile("mov.b32 %0, %1;\n" : "=f"(v) : "f"(a));
+    return v;
 }
 
 #define KS_D8(b) "+f"(d[b + 0]), "+f"(d[b + 1]), "+f"(d[b + 2]), "+f"(d[b + 3]), "+f"(d[b + 4]), "+f"(d[b + 5]), \
@@ -161,31 +164,32 @@ __device__ __forceinline__ void fence_acc(float* d) {
                "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
                "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
 
-// D (64 x BN, float32, this thread's NACC registers) += A (64 x k, descriptor) * B (k x BN, descriptor)
-__device__ __forceinline__ void wgmma_ss(float* d, unsigned long long da, unsigned long long db) {
+// D (64 x BN, float32, this thread's NACC registers) = A (64 x k, descriptor) * B (k x BN, descriptor)
+// + (acc ? D : 0): scale-d, the predicate p, is 0 for a tile's first k-step
+__device__ __forceinline__ void wgmma_ss(float* d, unsigned long long da, unsigned long long db, int acc) {
 #if BN == 64
     if constexpr (ES == 4) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " KS_R32 "%32, %33, p, 1, 1;\n}\n"
                      : KS_D8(0), KS_D8(8), KS_D8(16), KS_D8(24)
-                     : "l"(da), "l"(db), "r"(1));
+                     : "l"(da), "l"(db), "r"(acc));
     } else {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " KS_R32 "%32, %33, p, 1, 1, 0, 0;\n}\n"
                      : KS_D8(0), KS_D8(8), KS_D8(16), KS_D8(24)
-                     : "l"(da), "l"(db), "r"(1));
+                     : "l"(da), "l"(db), "r"(acc));
     }
 #else
     if constexpr (ES == 4) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " KS_R64 "%64, %65, p, 1, 1;\n}\n"
                      : KS_D8(0), KS_D8(8), KS_D8(16), KS_D8(24), KS_D8(32), KS_D8(40), KS_D8(48), KS_D8(56)
-                     : "l"(da), "l"(db), "r"(1));
+                     : "l"(da), "l"(db), "r"(acc));
     } else {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " KS_R64 "%64, %65, p, 1, 1, 0, 0;\n}\n"
                      : KS_D8(0), KS_D8(8), KS_D8(16), KS_D8(24), KS_D8(32), KS_D8(40), KS_D8(48), KS_D8(56)
-                     : "l"(da), "l"(db), "r"(1));
+                     : "l"(da), "l"(db), "r"(acc));
     }
 #endif
 }
@@ -308,7 +312,7 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
         }
     };
 
-    float acc[2][NACC];
+    float acc[2][NACC];                       // zeroed once; a tile's first k-step overwrites them
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr)
 #pragma unroll
@@ -346,7 +350,7 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
                 const unsigned long long db = db0 + tap * (2 * BN);  // + tap * 2 * BN * 16 bytes
 #pragma unroll
                 for (int rr = 0; rr < 2; ++rr)
-                    wgmma_ss(acc[rr], da0 + (unsigned)((rr + kh) * SWA + kw), db);
+                    wgmma_ss(acc[rr], da0 + (unsigned)((rr + kh) * SWA + kw), db, tap > 0 || cur_c > 0);
             }
         }
         wgmma_commit();
@@ -364,21 +368,17 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
             // ---- the tile's last chunk: drain, then the epilogue: 2x2 max (rows: the two tiles,
             // columns: lanes l, l ^ 4), bias, ReLU, one store per pooled output
             wgmma_wait<0>();
-            fence_acc(acc[0]);
-            fence_acc(acc[1]);
             const int ph = cur.ph0 + pr;
             KS_T* yrow = y + (((long long)cur.n * K) * PH + ph) * PW;
 #pragma unroll
             for (int i = 0; i < NACC; ++i) {
-                float v = fmaxf(acc[0][i], acc[1][i]);
+                float v = fmaxf(acc_read(acc[0][i]), acc_read(acc[1][i]));
                 v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
                 // register i: pixel row 16 wq + g + 8 ((i >> 1) & 1), output channel 8 (i >> 2) + 2t + (i & 1)
                 const int k = cur.k0 + 8 * (i >> 2) + 2 * t + (i & 1);
                 const int pw = (cur.ow0 + 64 * wc + 16 * wq + g + 8 * ((i >> 1) & 1)) >> 1;
                 if (!(g & 1) && k < K && pw < PW && ph < PH)
                     ks_store(yrow + (long long)k * PH * PW + pw, fmaxf(v + ks_load(b + k), 0.f));
-                acc[0][i] = 0.f;
-                acc[1][i] = 0.f;
             }
             cur_t += gridDim.x;
             cur_c = 0;
@@ -395,4 +395,7 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
         __syncthreads();                          // chunk it + 1 visible to all; group it - 1 done in all
         buf = nbuf;
     }
+    // (every group is complete here: the last iteration is a tile's last chunk; said for ptxas,
+    // which otherwise injects a wait at the loop's back edge, in front of every iteration)
+    wgmma_wait<0>();
 }
