@@ -144,6 +144,8 @@ def emulate(x, w, b, ES, BN, ROWS, vec_ok=True, grid=None, nbuf=3, wait_all=Fals
     conflict_free = True
 
     for blk in range(G):
+        if blk >= ntiles:                          # the kernel's guard (a grid larger than the tiles)
+            continue
         sbase = 0
         smem = np.full(nbuf * BUF // ES, np.nan)   # element-indexed; byte address = index * ES
         my_tiles = (ntiles - 1 - blk) // G + 1
@@ -167,6 +169,7 @@ def emulate(x, w, b, ES, BN, ROWS, vec_ok=True, grid=None, nbuf=3, wait_all=Fals
                         ok = np.full(nel, oo < K and cb < C)
                         if ok[0]:
                             assert cb + (nel - 1) // 9 < C, "8-byte path reads past the row's channels"
+                            assert ((oo * C + cb) * 9 * ES) % 8 == 0, "8-byte load not 8-byte aligned"
                     else:
                         ok = (oo < K) & (cb + e // 9 < C)
                     src = (oo * C + cb) * 9 + e
