@@ -13,9 +13,10 @@ harness, in one call of <= 400 s (PROBE_BUDGET_S, default 330).
    a misaligned weight tensor (the 8-byte weight path off), and the timing shape. Per shape: max
    |err| and where (n, k, ph, pw), max (|err| - rtol |ref|) vs atol; on a failure the count of bad
    and of unwritten (NaN-poisoned) outputs, the bad k / ph / pw, and for the first failing shape of
-   a config two diagnosis builds on the same shape:
-     V7_DESC_SWAP=1 (both descriptors' LBO and SBO exchanged): "ok" there means the stride fields
-       are the other way round for the A operand too (v6 verified them for B);
+   a config three diagnosis builds on the same shape:
+     V7_DESC_SWAP=1 (A's descriptor with LBO and SBO exchanged): "ok" there means the stride fields
+       are the other way round for the A operand (v6 verified B's on the H200);
+     V7_DESC_SWAP=3 (both exchanged): "ok" there means both are the other way round;
      V7_WAIT0=1 (every wgmma group waited before the barrier): "ok" there means keeping a group in
        flight across the barrier is wrong (an ordering / proxy-fence problem, not the layout).
 2. Timing at N=32, C_in=64, C_out=128, H=W=128, both dtypes, triton.testing.do_bench (median ms; it
@@ -219,12 +220,12 @@ def child(dt: str, cfgs: list) -> int:
                   f"ph {res['bad_ph']}, pw {res['bad_pw']}"), flush=True)
             if not res["ok"] and not diagnosed:
                 diagnosed = True
-                for macro in ("V7_DESC_SWAP", "V7_WAIT0"):
+                for macro, val in (("V7_DESC_SWAP", 1), ("V7_DESC_SWAP", 3), ("V7_WAIT0", 1)):
                     try:
-                        m2 = build(kc, ref, src, cand, spec, dict(cfg, **{macro: 1}), dt, arch, w_misaligned=mis == "w")
+                        m2 = build(kc, ref, src, cand, spec, dict(cfg, **{macro: val}), dt, arch, w_misaligned=mis == "w")
                         r2 = check(run_model(m2, ref, x), want, eager, atol, rtol)
-                        row[f"diagnosis {macro}=1"] = r2
-                        print(f"  {label} {sh}: DIAGNOSIS with {macro}=1: {'ok' if r2['ok'] else 'FAIL'} max|err| "
+                        row[f"diagnosis {macro}={val}"] = r2
+                        print(f"  {label} {sh}: DIAGNOSIS with {macro}={val}: {'ok' if r2['ok'] else 'FAIL'} max|err| "
                               f"{r2['max_abs_err']:.2e}" + ("" if r2["ok"] else f", {r2.get('n_bad')} bad, "
                               f"{r2.get('n_nan (unwritten or NaN)')} NaN"), flush=True)
                     except Exception as e:  # noqa: BLE001

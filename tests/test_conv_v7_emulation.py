@@ -87,12 +87,13 @@ def read_kmajor(smem, desc, rows, kk, ES, lo, hi):
     return smem[byte // ES]
 
 
-def emulate(x, w, b, ES, BN, ROWS, vec_ok=True, grid=None, nbuf=3, wait_all=False, desc_swap=False,
+def emulate(x, w, b, ES, BN, ROWS, vec_ok=True, grid=None, nbuf=3, wait_all=False, desc_swap=0,
             check_banks=True):
     """Run v7 on float64 arrays as if the element size were ES bytes (4: float32 as TF32, 2: bfloat16).
     grid: the number of persistent blocks (default: the spec's min(tiles, 132 * (128 // BN)));
     vec_ok=False forces B's element path. nbuf, wait_all and desc_swap exist to show the checks can
-    fail (two buffers: a group's buffer rewritten under it; desc_swap: LBO and SBO exchanged);
+    fail (two buffers: a group's buffer rewritten under it; desc_swap, the kernel's V7_DESC_SWAP bits:
+    LBO and SBO exchanged in A's (1) / B's (2) descriptors);
     wait_all=True is the kernel's V7_WAIT0 build. Returns (y, conflict_free)."""
     N, C, H, W = x.shape
     K = w.shape[0]
@@ -123,8 +124,8 @@ def emulate(x, w, b, ES, BN, ROWS, vec_ok=True, grid=None, nbuf=3, wait_all=Fals
     G = min(ntiles, 132 * (128 // BN)) if grid is None else grid
     nchunks = cdiv(C, CK)
 
-    def desc_hi(lbo, sbo):
-        lead, stride = (sbo, lbo) if desc_swap else (lbo, sbo)
+    def desc_hi(lbo, sbo, operand):
+        lead, stride = (sbo, lbo) if desc_swap & operand else (lbo, sbo)
         return ((lead >> 4) << 16) | ((stride >> 4) << 32)
 
     def decode(t):
@@ -227,8 +228,8 @@ def emulate(x, w, b, ES, BN, ROWS, vec_ok=True, grid=None, nbuf=3, wait_all=Fals
             abase, bbase = buf * BUF, buf * BUF + A_BYTES
             for wgi in range(2):
                 sel = wg == wgi
-                a_desc0 = desc_hi(LBO_A, SBO_A) + ((sbase >> 4) & 0x3FFF) + (2 * (wgi // WGC)) * SWA + 64 * (wgi % WGC)
-                b_desc0 = desc_hi(LBO_B, SBO_B) + (((sbase + A_BYTES) >> 4) & 0x3FFF)
+                a_desc0 = desc_hi(LBO_A, SBO_A, 1) + ((sbase >> 4) & 0x3FFF) + (2 * (wgi // WGC)) * SWA + 64 * (wgi % WGC)
+                b_desc0 = desc_hi(LBO_B, SBO_B, 2) + (((sbase + A_BYTES) >> 4) & 0x3FFF)
                 da0, db0 = a_desc0 + buf * (BUF // 16), b_desc0 + buf * (BUF // 16)
                 for tap in range(9):
                     kh, kw = tap // 3, tap % 3
@@ -307,7 +308,9 @@ def test_emulation_constants_match_the_kernel_source():
                  "const int ih0 = 2 * tl.ph0 - 1, iw0 = tl.ow0 - 1;",
                  "*reinterpret_cast<uint4*>(as + q * 16) = make_uint4(wd[0], wd[1], wd[2], wd[3]);",
                  "(unsigned)((2 * pr) * SWA + 64 * wc);",
-                 "const unsigned long long b_desc0 = desc_hi<LBO_B, SBO_B>() + (((sbase + A_BYTES) >> 4) & 0x3FFF);",
+                 "const unsigned long long b_desc0 = desc_hi<LBO_B, SBO_B, 2>() + (((sbase + A_BYTES) >> 4) & 0x3FFF);",
+                 "const unsigned long long a_desc0 = desc_hi<LBO_A, SBO_A, 1>() + ((sbase >> 4) & 0x3FFF) +",
+                 "constexpr bool swap = (V7_DESC_SWAP & OPERAND) != 0;",
                  "unsigned long long da0 = a_desc0 + buf * (BUF_BYTES / 16), db0 = b_desc0 + buf * (BUF_BYTES / 16);",
                  "const unsigned long long db = db0 + tap * (2 * BN);",
                  "wgmma_ss(acc[rr], da0 + (unsigned)((rr + kh) * SWA + kw), db, tap > 0 || cur_c > 0);",
@@ -366,11 +369,12 @@ def test_emulation_catches_two_buffers_swapped_strides_and_tracks_wait0():
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
     got, _ = emulate(x, w, b, 4, 64, 2, grid=1, nbuf=2, check_banks=False)
     assert np.isnan(got).any() or not np.allclose(got, ref, rtol=1e-6, atol=1e-6)
-    try:
-        got, _ = emulate(x, w, b, 4, 64, 2, grid=1, desc_swap=True, check_banks=False)
-        assert np.isnan(got).any() or not np.allclose(got, ref, rtol=1e-6, atol=1e-6)
-    except AssertionError as e:
-        assert "outside" in str(e)
+    for swap in (1, 2, 3):
+        try:
+            got, _ = emulate(x, w, b, 4, 64, 2, grid=1, desc_swap=swap, check_banks=False)
+            assert np.isnan(got).any() or not np.allclose(got, ref, rtol=1e-6, atol=1e-6)
+        except AssertionError as e:
+            assert "outside" in str(e), swap
 
 
 def test_store_conflict_check_can_fail():

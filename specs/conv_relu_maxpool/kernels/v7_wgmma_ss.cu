@@ -55,8 +55,8 @@
 // (spec.yaml's shared_bytes): ROWS 2 / 4 = 16640 / 12672 bytes of A and BN 64 / 128 = 18432 / 36864
 // bytes of B per buffer, the same in both dtypes (K is counted in bytes): 105216 / 93312 (BN 64, two
 // blocks per SM) and 160512 / 148608 (BN 128, one block per SM) of the H200's 227 KiB per block.
-// Diagnosis macros (not tunables; bench/conv_v7_probe.py): V7_DESC_SWAP=1 exchanges both descriptors'
-// LBO and SBO; V7_WAIT0=1 waits for every group before the barrier (no group across it).
+// Diagnosis macros (not tunables; bench/conv_v7_probe.py): V7_DESC_SWAP=1 / 2 / 3 exchanges LBO and SBO
+// in A's / B's / both descriptors; V7_WAIT0=1 waits for every group before the barrier (none across it).
 #include <cuda_bf16.h>
 
 #ifndef KS_T
@@ -136,9 +136,11 @@ __device__ __forceinline__ unsigned rnd(unsigned u) {
 
 // descriptor without its start address: bits 16-29 LBO >> 4, bits 32-45 SBO >> 4, base offset
 // (49-51) 0, swizzle (62-63) 0 = none; the start address (bits 0-13, byte address >> 4) is added
-template <int LBO, int SBO> __device__ __forceinline__ constexpr unsigned long long desc_hi() {
-    constexpr unsigned long long lead = (V7_DESC_SWAP ? SBO : LBO) >> 4;
-    constexpr unsigned long long stride = (V7_DESC_SWAP ? LBO : SBO) >> 4;
+// (OPERAND: 1 = A, 2 = B; V7_DESC_SWAP's bit OPERAND set exchanges that operand's LBO and SBO)
+template <int LBO, int SBO, int OPERAND> __device__ __forceinline__ constexpr unsigned long long desc_hi() {
+    constexpr bool swap = (V7_DESC_SWAP & OPERAND) != 0;
+    constexpr unsigned long long lead = (swap ? SBO : LBO) >> 4;
+    constexpr unsigned long long stride = (swap ? LBO : SBO) >> 4;
     return (lead << 16) | (stride << 32);
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -322,9 +324,9 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
     const int g = lane >> 2, t = lane & 3;
     const int pr = wg / WGC, wc = wg % WGC;       // this warpgroup's pooled row and column group
     // A descriptor of tap (0, 0), conv row 2 pr, buffer 0 (start: staged pixel (2 pr) * SWA + 64 wc)
-    const unsigned long long a_desc0 = desc_hi<LBO_A, SBO_A>() + ((sbase >> 4) & 0x3FFF) +
+    const unsigned long long a_desc0 = desc_hi<LBO_A, SBO_A, 1>() + ((sbase >> 4) & 0x3FFF) +
                                        (unsigned)((2 * pr) * SWA + 64 * wc);
-    const unsigned long long b_desc0 = desc_hi<LBO_B, SBO_B>() + (((sbase + A_BYTES) >> 4) & 0x3FFF);
+    const unsigned long long b_desc0 = desc_hi<LBO_B, SBO_B, 2>() + (((sbase + A_BYTES) >> 4) & 0x3FFF);
 
     long long cur_t = blockIdx.x;                 // tile of the current iteration
     int cur_c = 0;                                // its chunk
