@@ -18,7 +18,9 @@ harness, in one call of <= 400 s (PROBE_BUDGET_S, default 330).
        are the other way round for the A operand (v6 verified B's on the H200);
      V7_DESC_SWAP=3 (both exchanged): "ok" there means both are the other way round;
      V7_WAIT0=1 (every wgmma group waited before the barrier): "ok" there means keeping a group in
-       flight across the barrier is wrong (an ordering / proxy-fence problem, not the layout).
+       flight across the barrier is wrong (an ordering / proxy-fence problem, not the layout);
+   and the shape once per tap with the other eight taps' weights zeroed (which taps read wrong: the
+   A descriptors of all but conv row 0's tap (0, 0) start off a 128-byte boundary).
 2. Timing at N=32, C_in=64, C_out=128, H=W=128, both dtypes, triton.testing.do_bench (median ms; it
    clears a 256 MB buffer before every repetition, so L2 is flushed): eager, every verified v7
    config, torch.compile, v6 (session 12's best config per dtype), v3 (session 11's best config),
@@ -153,6 +155,32 @@ def run_model(m, ref, x):
     return y
 
 
+def tap_diagnosis(kc, REF, shape, dt, mis, src, cand, spec, cfg, arch, atol, rtol, label):
+    """The failing shape once per tap (kh, kw) with every other tap's weights zeroed: which taps'
+    operands are read wrong. A tap's A descriptor starts at staged pixel (r + kh) * (BW + 2) + kw
+    (only conv row 0's tap (0, 0) starts on a 128-byte boundary), its B descriptor at tap * 2 BN words."""
+    import torch
+
+    out = {}
+    for tap in range(9):
+        ref, x, _, _ = problem(REF, shape, dt, mis == "x")
+        with torch.no_grad():
+            mask = torch.zeros(3, 3, dtype=ref.conv.weight.dtype, device=ref.conv.weight.device)
+            mask[tap // 3, tap % 3] = 1
+            ref.conv.weight.mul_(mask)
+            ref64 = REF.Model(*REF.get_init_inputs(dict(zip(("N", "C_in", "C_out", "H", "W"), shape))))
+            ref64 = ref64.to("cuda", torch.float64)
+            ref64.load_state_dict({k: v.double() for k, v in ref.state_dict().items()})
+            want, eager = ref64(x.double()), ref(x)
+        m = build(kc, ref, src, cand, spec, cfg, dt, arch, w_misaligned=mis == "w")
+        r = check(run_model(m, ref, x), want, eager, atol, rtol)
+        out[f"{tap // 3},{tap % 3}"] = {k: r.get(k) for k in ("ok", "max_abs_err", "n_bad", "bad_ph", "bad_pw")}
+        print(f"{label}: DIAGNOSIS tap (kh, kw) = ({tap // 3}, {tap % 3}) alone: {'ok' if r['ok'] else 'FAIL'} "
+              f"max|err| {r['max_abs_err']:.2e}" + ("" if r["ok"] else f", {r['n_bad']} bad, ph {r['bad_ph']}, "
+              f"pw {r['bad_pw']}"), flush=True)
+    return out
+
+
 def child(dt: str, cfgs: list) -> int:
     """Verify v7 configs `cfgs` in dtype `dt`; prints '@@ {json}' per config for the parent."""
     import torch
@@ -231,6 +259,11 @@ def child(dt: str, cfgs: list) -> int:
                     except Exception as e:  # noqa: BLE001
                         print(f"  {label} {sh}: DIAGNOSIS {macro} build/run failed: {type(e).__name__}: "
                               f"{str(e)[:800]}", flush=True)
+                try:
+                    row["diagnosis per tap"] = tap_diagnosis(kc, REF, s, dt, mis, src, cand, spec, cfg, arch, atol,
+                                                             rtol, f"  {label} {sh}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"  {label} {sh}: DIAGNOSIS per tap failed: {type(e).__name__}: {str(e)[:800]}", flush=True)
         row["ok"] = ok
         print("@@ " + json.dumps(row, default=str), flush=True)
     return 0
