@@ -111,6 +111,10 @@ static_assert(A_BYTES % 128 == 0 && B_BYTES % 128 == 0, "128-byte aligned operan
 static_assert(SMEM_BYTES <= 227 * 1024, "fits one H200 block");
 static_assert(B_JOBS % THREADS == 0, "whole B jobs per thread");
 constexpr int A_IT = (A_WORDS + THREADS - 1) / THREADS;   // A words per thread (the last one guarded)
+// BN = 128: A's and B's loads in one batch; BN = 64 (two blocks per SM, <= 128 registers): B, then
+// A one word at a time (a memory latency per word; the other block's wgmmas cover them)
+constexpr bool A_FIRST = BN == 64;      // (the name: A word by word; B goes first)
+template <int V> struct ks_int { static constexpr int value = V; __host__ __device__ constexpr operator int() const { return V; } };
 // matrix descriptor strides (PTX ISA, "Asynchronous Warpgroup Level Matrix Shared Memory Layout:
 // Matrix Descriptor": LBO = byte distance between core matrices adjacent in K, SBO = between core
 // matrices adjacent in M / N, for the K-major no-swizzle layout; fields hold bytes >> 4)
@@ -236,15 +240,55 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
         const int c0 = chunk * CK;
         unsigned char* as = smem + buf * BUF_BYTES;
         unsigned char* bs = as + A_BYTES;
+        // The global loads are issued before the stores that need them (one memory latency per batch,
+        // not one per word): A's scalar loads, then B's, then B's stores, then A's (A_FIRST, BN = 64:
+        // B, then A word by word).
+        // A: word q = kg * NPIX + p holds channels c0 + kg VEC .. + VEC - 1 of staged pixel p
+        const int ih0 = 2 * tl.ph0 - 1, iw0 = tl.ow0 - 1;
+        const raw_t* xn = xr + (long long)tl.n * C * HW;
+        unsigned ra[A_IT][VEC];                   // one element per register
+        auto a_loads = [&](auto lo, auto hi) {
+#pragma unroll
+        for (int i = decltype(lo)::value; i < decltype(hi)::value && i < A_IT; ++i) {
+            const int q = tid + i * THREADS;
+            const bool act = A_WORDS % THREADS == 0 || q < A_WORDS;
+            const int kg = q >= NPIX ? 1 : 0, p = q - kg * NPIX;
+            const int sr = p / SWA, sc = p - sr * SWA;
+            const int ih = ih0 + sr, iw = iw0 + sc, cb = c0 + kg * VEC;
+            const bool pix = act && ih >= 0 && ih < H && iw >= 0 && iw < W;
+            const raw_t* src = xn + (long long)cb * HW + (long long)ih * W + iw;
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)             // channel cb + e
+                ra[i][e] = (pix && cb + e < C) ? (unsigned)src[e * HW] : 0u;
+        }
+        };
+        auto a_stores = [&](auto lo, auto hi) {
+#pragma unroll
+        for (int i = decltype(lo)::value; i < decltype(hi)::value && i < A_IT; ++i) {
+            const int q = tid + i * THREADS;
+            if (A_WORDS % THREADS == 0 || q < A_WORDS) {
+                unsigned wd[4];
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {         // register r: channels cb + KA r .. (KA per register)
+                    unsigned u = 0;
+#pragma unroll
+                    for (int k = 0; k < KA; ++k) u |= ra[i][r * KA + k] << (16 * k);
+                    wd[r] = rnd(u);
+                }
+                *reinterpret_cast<uint4*>(as + q * 16) = make_uint4(wd[0], wd[1], wd[2], wd[3]);
+            }
+        }
+        };
+        if constexpr (!A_FIRST) a_loads(ks_int<0>(), ks_int<A_IT>());
         // B: job j = (h, o, kg) = (j & 1, (j >> 1) % BN, (j >> 1) / BN) turns the 72 contiguous bytes
         // w[o][cb + h VEC / 2 .. cb + h VEC / 2 + VEC / 2 - 1][0..8] into the 8-byte halves h of the
         // nine words (o, tap, kg). Lanes (h, o) pairs: a half-warp writes 128 contiguous bytes.
+        unsigned v[B_IT][BHR];                    // the 72 bytes of each job, as 32-bit registers
 #pragma unroll
         for (int jb = 0; jb < B_IT; ++jb) {
             const int j = tid + jb * THREADS;
             const int h = j & 1, o = (j >> 1) % BN, kg = (j >> 1) / BN, oo = tl.k0 + o;
             const int cb = c0 + kg * VEC + h * (VEC / 2);    // first channel of the half
-            unsigned v[BHR];                      // the 72 bytes, as 32-bit registers
             const raw_t* src = wr + ((long long)oo * C + cb) * 9;
             if (w_vec) {                          // cb < C: all VEC / 2 channels in range (C % VEC == 0)
                 const bool in = oo < K && cb < C;
@@ -252,8 +296,8 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
 #pragma unroll
                 for (int q = 0; q < BHR / 2; ++q) {
                     const uint2 u = in ? __ldg(s2 + q) : make_uint2(0u, 0u);
-                    v[2 * q] = u.x;
-                    v[2 * q + 1] = u.y;
+                    v[jb][2 * q] = u.x;
+                    v[jb][2 * q + 1] = u.y;
                 }
             } else {
 #pragma unroll
@@ -265,52 +309,56 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
                         const unsigned val = (oo < K && cb + e / 9 < C) ? (unsigned)src[e] : 0u;
                         u |= val << (16 * k);
                     }
-                    v[r] = u;
+                    v[jb][r] = u;
                 }
             }
+        }
+#pragma unroll
+        for (int jb = 0; jb < B_IT; ++jb) {
+            const int j = tid + jb * THREADS;
+            const int h = j & 1, o = (j >> 1) % BN, kg = (j >> 1) / BN;
 #pragma unroll
             for (int tap = 0; tap < 9; ++tap) {
                 unsigned wd[2];
 #pragma unroll
                 for (int r = 0; r < 2; ++r) {
                     if constexpr (ES == 4) {
-                        wd[r] = tf32_rna(v[r * 9 + tap]);            // channel cb + r
+                        wd[r] = tf32_rna(v[jb][r * 9 + tap]);        // channel cb + r
                     } else {
                         const int e0 = (2 * r) * 9 + tap, e1 = (2 * r + 1) * 9 + tap;  // channels cb + 2r, + 1
-                        wd[r] = __byte_perm(v[e0 >> 1], v[e1 >> 1], ((e0 & 1) ? 0x0032 : 0x0010) |
-                                                                        ((e1 & 1) ? 0x7600 : 0x5400));
+                        wd[r] = __byte_perm(v[jb][e0 >> 1], v[jb][e1 >> 1], ((e0 & 1) ? 0x0032 : 0x0010) |
+                                                                                ((e1 & 1) ? 0x7600 : 0x5400));
                     }
                 }
                 *reinterpret_cast<uint2*>(bs + ((tap * 2 + kg) * BN + o) * 16 + 8 * h) = make_uint2(wd[0], wd[1]);
             }
         }
-        // the A loads wait for the B stores: the two phases never hold their registers together
-        asm volatile("" ::: "memory");
-        // A: word q = kg * NPIX + p holds channels c0 + kg VEC .. + VEC - 1 of staged pixel p
-        const int ih0 = 2 * tl.ph0 - 1, iw0 = tl.ow0 - 1;
-        const raw_t* xn = xr + (long long)tl.n * C * HW;
+        if constexpr (!A_FIRST) {
+            a_stores(ks_int<0>(), ks_int<A_IT>());
+        } else {                                  // one word at a time: its loads, then its store
 #pragma unroll
-        for (int i = 0; i < A_IT; ++i) {
-            const int q = tid + i * THREADS;
-            if (A_WORDS % THREADS != 0 && q >= A_WORDS) break;
-            const int kg = q >= NPIX ? 1 : 0, p = q - kg * NPIX;
-            const int sr = p / SWA, sc = p - sr * SWA;
-            const int ih = ih0 + sr, iw = iw0 + sc, cb = c0 + kg * VEC;
-            const bool pix = ih >= 0 && ih < H && iw >= 0 && iw < W;
-            const raw_t* src = xn + (long long)cb * HW + (long long)ih * W + iw;
-            unsigned wd[4];
+            for (int i = 0; i < A_IT; ++i) {
+                const int q = tid + i * THREADS;
+                if (A_WORDS % THREADS != 0 && q >= A_WORDS) break;
+                const int kg = q >= NPIX ? 1 : 0, p = q - kg * NPIX;
+                const int sr = p / SWA, sc = p - sr * SWA;
+                const int ih = ih0 + sr, iw = iw0 + sc, cb = c0 + kg * VEC;
+                const bool pix = ih >= 0 && ih < H && iw >= 0 && iw < W;
+                const raw_t* src = xn + (long long)cb * HW + (long long)ih * W + iw;
+                unsigned wd[4];
 #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                unsigned u = 0;
+                for (int r = 0; r < 4; ++r) {
+                    unsigned u = 0;
 #pragma unroll
-                for (int h = 0; h < KA; ++h) {
-                    const int e = r * KA + h;               // channel cb + e
-                    const unsigned val = (pix && cb + e < C) ? (unsigned)src[e * HW] : 0u;
-                    u |= val << (16 * h);
+                    for (int k = 0; k < KA; ++k) {
+                        const int e = r * KA + k;           // channel cb + e
+                        const unsigned val = (pix && cb + e < C) ? (unsigned)src[e * HW] : 0u;
+                        u |= val << (16 * k);
+                    }
+                    wd[r] = rnd(u);
                 }
-                wd[r] = rnd(u);
+                *reinterpret_cast<uint4*>(as + q * 16) = make_uint4(wd[0], wd[1], wd[2], wd[3]);
             }
-            *reinterpret_cast<uint4*>(as + q * 16) = make_uint4(wd[0], wd[1], wd[2], wd[3]);
         }
     };
 
