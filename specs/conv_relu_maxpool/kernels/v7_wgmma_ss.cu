@@ -41,6 +41,13 @@
 //     barrier that ends it). At the last chunk of a tile the wait is wait_group 0, then the epilogue.
 //   - Persistent blocks (grid = min(tiles, 132 SMs x blocks per SM)) walk tiles blockIdx.x, + gridDim.x,
 //     ...: the next tile's first chunk is staged while the current tile's last wgmmas run.
+//   - Staging latency: at BN = 128 (one block per SM; 214-254 registers) every global load of a chunk
+//     (A: 4-5 words x VEC scalars, B: two 72-byte rows as nine 8-byte loads each) is issued before
+//     the first store, so a chunk costs one memory latency, under its predecessor's 18 wgmmas; at
+//     BN = 64 (two blocks per SM, <= 128 registers) B goes first, then A word by word, and the other
+//     block's wgmmas cover the latencies. ptxas (nvcc 13, sm_90a): 0 spills in all 8 builds; no
+//     injected wgmma wait (C7517): inside the loop only wgmma writes the accumulators (scale-d = 0
+//     starts a tile; the epilogue only reads them) and the loop ends with an explicit wait_group 0.
 // Ordering: the staging stores (generic proxy) are followed by fence.proxy.async.shared::cta and the
 // barrier before any wgmma (async proxy) reads them.
 //
