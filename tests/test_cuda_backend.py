@@ -37,7 +37,7 @@ def test_every_cuda_source_compiles_for_sm90_in_every_dtype_and_config():
     resources checked) by tests/test_tasks.py, once per task found."""
     builds = _cuda_builds()
     conv = [b for b in builds if b[0].startswith("conv_relu_maxpool/")]
-    assert len(conv) == 36  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4) + v5 (4) + v6 (4), x 2 dtypes
+    assert len(conv) == 44  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4) + v5 (4) + v6 (4) + v7 (4), x 2 dtypes
     assert {b[0].split("/")[0] for b in builds} >= {"conv_relu_maxpool", "softmax_rows", "swiglu", "transpose2d"}
     assert all(path.suffix == ".cu" and macros[0].startswith("KS_T=") for _, path, macros in builds)
 
@@ -77,7 +77,7 @@ def test_launch_formulas_give_the_grid_the_kernel_expects():
     assert [evaluate(g, env) for g in v4.launch["grid"]] == [1 * 64 * 64, 1, 1]
     assert evaluate(v4.launch["shared_bytes"], env) == 90496  # > 48 KiB: the backend opts in
     assert [evaluate(g, dict(dims, W=19, PW=9, BW=64, BN=128)) for g in v4.launch["grid"]] == [1 * 64 * 32, 1, 1]
-    big = dict(dims, N=70001, PH=3, PW=3, H=7, W=7, BW=64, BN=64, KPT=4, CC=8)  # a rule-12 batch
+    big = dict(dims, N=70001, PH=3, PW=3, H=7, W=7, BW=64, BN=64, KPT=4, CC=8, ROWS=4)  # a rule-12 batch
     for c in spec.candidates:
         if c.backend == "cuda":
             grid = [evaluate(g, dict(big, BLOCK=128)) for g in c.launch["grid"]]
@@ -85,14 +85,14 @@ def test_launch_formulas_give_the_grid_the_kernel_expects():
 
 
 def test_an_arch_specific_launch_compiles_for_the_a_target_and_fits_hopper():
-    """v6 (wgmma) asks for sm_90a through its launch block; the others keep the device's arch. Its
+    """v6 and v7 (wgmma) ask for sm_90a through their launch blocks; the others keep the device's arch. Their
     grid and dynamic shared memory at the timing shape, for every config, fit one H200 SM."""
     spec = load_spec(CONV / "spec.yaml")
     by = {c.version: c for c in spec.candidates}
     assert kernel_arch("sm_90", by["v6"].launch) == "sm_90a"
     assert kernel_arch("sm_90a", by["v6"].launch) == "sm_90a"
     assert kernel_arch("sm_90", by["v5"].launch) == "sm_90" and kernel_arch("sm_80", None) == "sm_80"
-    assert [c.version for c in spec.candidates if c.launch and c.launch["arch_specific"]] == ["v6"]
+    assert [c.version for c in spec.candidates if c.launch and c.launch["arch_specific"]] == ["v6", "v7"]
     dims = {"N": 32, "C_in": 64, "H": 128, "W": 128, "C_out": 128, "PH": 64, "PW": 64}
     for cfg in by["v6"].configs():
         env = dict(dims, **cfg)
@@ -100,6 +100,20 @@ def test_an_arch_specific_launch_compiles_for_the_a_target_and_fits_hopper():
         assert grid == [1 * 64 * 32 * (128 // cfg["BN"]), 1, 1]
         assert [evaluate(b, env) for b in by["v6"].launch["block"]] == [256, 1, 1]
         assert 48 * 1024 < evaluate(by["v6"].launch["shared_bytes"], env) <= 227 * 1024, cfg
+    # v7: persistent blocks, min(tiles, 132 SMs x blocks per SM); at BN = 64 two blocks fit one SM
+    # (228 KiB of shared memory per SM, 1 KiB reserved per block)
+    assert kernel_arch("sm_90", by["v7"].launch) == "sm_90a"
+    for cfg in by["v7"].configs():
+        env = dict(dims, **cfg)
+        grid = [evaluate(g, env) for g in by["v7"].launch["grid"]]
+        tiles = (64 // (128 // cfg["ROWS"])) * (64 // (cfg["ROWS"] // 2)) * 32 * (128 // cfg["BN"])
+        assert tiles == 2048 * 128 // cfg["BN"] and grid == [min(tiles, 132 * (128 // cfg["BN"])), 1, 1], cfg
+        assert [evaluate(b, env) for b in by["v7"].launch["block"]] == [256, 1, 1]
+        smem = evaluate(by["v7"].launch["shared_bytes"], env)
+        assert 48 * 1024 < smem <= 227 * 1024, cfg
+        assert (128 // cfg["BN"]) * (smem + 1024) <= 228 * 1024, cfg
+        small = dict(env, N=1, PH=1, PW=1, H=2, W=2)  # fewer tiles than SMs: one block per tile
+        assert [evaluate(g, small) for g in by["v7"].launch["grid"]] == [128 // cfg["BN"], 1, 1]
 
 
 def test_bind_dims_rejects_tensors_that_disagree():
