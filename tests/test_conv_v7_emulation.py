@@ -327,7 +327,7 @@ def test_emulation_constants_match_the_kernel_source():
         assert line in SRC, line
     spec = (ROOT / "specs" / "conv_relu_maxpool" / "spec.yaml").read_text()
     assert 'shared_bytes: "3 * (32 * (ROWS + 2) * (256 // ROWS + 2) + 288 * BN)"' in spec
-    assert ('grid: ["min(cdiv(PW, 128 // ROWS) * cdiv(PH, ROWS // 2) * N * cdiv(C_out, BN), 132 * (128 // BN))", 1, 1]'
+    assert ('grid: ["min(cdiv(PW, 128 // ROWS) * cdiv(PH, ROWS // 2) * N * cdiv(C_out, BN), SM_COUNT * (128 // BN))", 1, 1]'
             in spec)
 
 

@@ -77,7 +77,7 @@ def test_launch_formulas_give_the_grid_the_kernel_expects():
     assert [evaluate(g, env) for g in v4.launch["grid"]] == [1 * 64 * 64, 1, 1]
     assert evaluate(v4.launch["shared_bytes"], env) == 90496  # > 48 KiB: the backend opts in
     assert [evaluate(g, dict(dims, W=19, PW=9, BW=64, BN=128)) for g in v4.launch["grid"]] == [1 * 64 * 32, 1, 1]
-    big = dict(dims, N=70001, PH=3, PW=3, H=7, W=7, BW=64, BN=64, KPT=4, CC=8, ROWS=4)  # a rule-12 batch
+    big = dict(dims, N=70001, PH=3, PW=3, H=7, W=7, BW=64, BN=64, KPT=4, CC=8, ROWS=4, SM_COUNT=132)  # a rule-12 batch
     for c in spec.candidates:
         if c.backend == "cuda":
             grid = [evaluate(g, dict(big, BLOCK=128)) for g in c.launch["grid"]]
@@ -104,7 +104,7 @@ def test_an_arch_specific_launch_compiles_for_the_a_target_and_fits_hopper():
     # (228 KiB of shared memory per SM, 1 KiB reserved per block)
     assert kernel_arch("sm_90", by["v7"].launch) == "sm_90a"
     for cfg in by["v7"].configs():
-        env = dict(dims, **cfg)
+        env = dict(dims, **cfg, SM_COUNT=132)  # RawKernelModel binds the device's count (H200: 132)
         grid = [evaluate(g, env) for g in by["v7"].launch["grid"]]
         tiles = (64 // (128 // cfg["ROWS"])) * (64 // (cfg["ROWS"] // 2)) * 32 * (128 // cfg["BN"])
         assert tiles == 2048 * 128 // cfg["BN"] and grid == [min(tiles, 132 * (128 // cfg["BN"])), 1, 1], cfg
@@ -200,3 +200,26 @@ def test_a_grid_past_cudas_limits_is_a_clear_error_before_the_driver_is_called()
     with pytest.raises(ValueError, match=r"gridDim.x = 0"):
         kernel.launch([0, 1, 1], [256, 1, 1], 0, 0, [])
     assert GRID_LIMITS == (2 ** 31 - 1, 65535, 65535)
+
+
+def test_launch_formulas_see_the_devices_multiprocessor_count_read_once():
+    """``SM_COUNT`` in a grid formula (v7's persistent grid) is the device's multiprocessor count,
+    read from torch once per device."""
+    from types import SimpleNamespace
+
+    from kernelsynth.backends.cuda import RawKernelModel
+
+    asked = []
+
+    def props(device):
+        asked.append(device)
+        return SimpleNamespace(multi_processor_count=78 if device == "cuda:1" else 132)
+
+    m = RawKernelModel.__new__(RawKernelModel)
+    m._torch = SimpleNamespace(cuda=SimpleNamespace(get_device_properties=props))
+    assert [m._sm_count("cuda:0"), m._sm_count("cuda:1"), m._sm_count("cuda:0")] == [132, 78, 132]
+    assert asked == ["cuda:0", "cuda:1"]
+    spec = load_spec(ROOT / "specs" / "conv_relu_maxpool" / "spec.yaml")
+    v7 = next(c for c in spec.candidates if c.version == "v7")
+    env = {"N": 32, "C_in": 64, "H": 128, "W": 128, "C_out": 128, "PH": 64, "PW": 64, "BN": 128, "ROWS": 2}
+    assert evaluate(v7.launch["grid"][0], dict(env, SM_COUNT=78)) == 78

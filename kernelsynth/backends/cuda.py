@@ -15,8 +15,9 @@ A spec candidate with ``backend: cuda`` names a ``.cu`` file and a ``launch`` bl
 
 and the task declares its ``interface``: the dims of every input, of the reference model's
 parameters (by ``state_dict`` name) and of the output, plus derived dims. At each call the dims
-are bound from the actual tensors, the grid/block formulas are evaluated over dims + tunables,
-and the kernel is launched on PyTorch's current stream. ``args`` names inputs, parameters,
+are bound from the actual tensors, the grid/block formulas are evaluated over dims + tunables +
+``SM_COUNT`` (the device's multiprocessor count, for persistent grids: 132 on an H200), and the
+kernel is launched on PyTorch's current stream. ``args`` names inputs, parameters,
 ``out`` (allocated by ``torch.empty``, so the harness poisons it) or dims (passed as ``int``).
 
 Compilation: NVIDIA's cuda-python (``cuda.core`` ``Program``, i.e. NVRTC) to a cubin for the
@@ -311,7 +312,7 @@ class RawKernelModel:
         tensors = dict(self.params)
         tensors.update({n: x.contiguous() for n, x in zip(names, inputs)})
         dims = bind_dims(self.interface, tensors)
-        env = dict(dims, **self.config)
+        env = dict(dims, **self.config, SM_COUNT=self._sm_count(inputs[0].device))
         out_shape = [int(evaluate(str(e), env)) for e in self.interface["output"]]
         out = torch.empty(out_shape, dtype=inputs[0].dtype, device=inputs[0].device)
         tensors["out"] = out
@@ -323,6 +324,13 @@ class RawKernelModel:
         args = [tensors[a] if a in tensors else env[a] for a in self.launch_spec["args"]]
         self.kernel.launch(grid, block, shared, torch.cuda.current_stream(out.device).cuda_stream, args)
         return out
+
+    def _sm_count(self, device) -> int:
+        """The multiprocessor count of ``device`` (a formula's ``SM_COUNT``), read once per device."""
+        counts = self.__dict__.setdefault("_sms", {})
+        if device not in counts:
+            counts[device] = int(self._torch.cuda.get_device_properties(device).multi_processor_count)
+        return counts[device]
 
     def compile_stats(self) -> Dict[str, Any]:
         """``n_regs`` (per thread), ``n_spills`` (local memory bytes per thread / 4: spilled 32-bit

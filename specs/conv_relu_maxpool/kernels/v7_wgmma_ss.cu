@@ -222,7 +222,7 @@ __device__ __forceinline__ Tile decode(long long t, int ctiles, int rtiles, int 
 }
 
 // x: (N, C, H, W); w: (K, C, 3, 3); b: (K,); y: (N, K, PH, PW), all contiguous.
-// grid: (min(tiles, 132 * (128 / BN)), 1, 1), tiles = cdiv(PW, BW / 2) * cdiv(PH, ROWS / 2) * N *
+// grid: (min(tiles, SM_COUNT * (128 / BN)), 1, 1) (SM_COUNT: the device's multiprocessor count, 132 on an H200), tiles = cdiv(PW, BW / 2) * cdiv(PH, ROWS / 2) * N *
 // cdiv(K, BN); block: 256 threads; dynamic shared: SMEM_BYTES.
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ w, const KS_T* __restrict__ b,
