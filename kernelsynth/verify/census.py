@@ -345,10 +345,11 @@ def _triton_wrappers() -> tuple:
     return tuple(found)
 
 
-def _triton_benchmarker(autotuner, fn) -> bool:
-    """Whether ``fn``, an autotuner's ``do_bench``, is Triton's own: the driver's benchmarker,
-    ``triton.testing``'s functions, or the lambdas Triton's autotuner defines for its deprecated
-    arguments (their code is in triton/runtime/autotuner.py)."""
+def _triton_own(autotuner, fn) -> bool:
+    """Whether ``fn``, an autotuner's ``do_bench`` or hook, is Triton's own: the driver's benchmarker,
+    ``triton.testing``'s functions, or a function Triton's autotuner defines (its default hooks for
+    ``reset_to_zero``/``restore_value``, the lambdas of its deprecated arguments: their code is in
+    triton/runtime/autotuner.py). Anything else is the candidate's."""
     import triton.testing
 
     try:
@@ -384,15 +385,19 @@ def _bench_watch(original, exempt, outside):
             setattr(obj, name, wrap(fn))
 
         try:
-            for hook in ("pre_hook", "post_hook"):
-                if getattr(self, f"user_defined_{hook}", True):  # older Triton: every hook counted
+            for hook in ("pre_hook", "post_hook"):  # Triton's defaults (reset_to_zero, restore_value) stay exempt
+                fn = getattr(self, hook, None)
+                if fn is not None and not _triton_own(self, fn):
                     swap(self, hook, lambda f: outside(f, grid=False))
             config = k.get("config")
             for hook in ("pre_hook", "post_hook"):
                 if config is not None and getattr(config, hook, None) is not None:
                     swap(config, hook, lambda f: outside(f, grid=False))
-            bench = getattr(self, "do_bench", None)
-            if bench is not None and _triton_benchmarker(self, bench):
+            try:
+                bench = self.do_bench  # a cached_property: no active driver raises (so does _bench then)
+            except Exception:  # noqa: BLE001 - left to the original call
+                bench = None
+            if bench is not None and _triton_own(self, bench):
                 swap(self, "do_bench", lambda f: (lambda *ba, **bk: exempt(f, *ba, **bk)))
             return original(self, *a, **k)
         finally:
