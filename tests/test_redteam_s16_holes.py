@@ -3,12 +3,20 @@ each through the real harness on the CPU plan (``_evaluate``: listed shapes, no 
 the honest candidates beside them."""
 
 import pytest
+import triton
+import triton.language as tl
 
 from conftest import ROOT
 from test_redteam_s10_holes import SPECS, _evaluate
 
 RT16 = ROOT / "tests" / "adversarial" / "redteam_s16" / "conv_relu_maxpool"
 CONV = SPECS / "conv_relu_maxpool" / "spec.yaml"
+
+
+@triton.jit
+def _copy_kernel(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs, mask=offs < n), mask=offs < n)
 
 
 @pytest.fixture(autouse=True)
@@ -57,3 +65,41 @@ def test_a_memo_blind_to_the_first_input_row_meets_the_first_element_alone():
     verdict, reason, _, _ = got["c6_memo_blind_to_the_first_input_row"]
     assert verdict == "rejected" and "first element of the input alone" in reason, (verdict, reason)
     assert got["h2_honest_unfused_fma_map_then_pool_prepacked"][:3] == ("accepted", "", None), got
+
+
+def test_triton_autotune_hooks_are_told_apart_triton_own_exempt_the_candidates_counted(monkeypatch):
+    """Inside Triton's own benchmarker (exempt), the hooks given to @triton.autotune run counted
+    (``in_launch`` 0) and Triton's own stay exempt; an honest autotuned flip (Triton's reset_to_zero
+    hook, a do_bench of its own) is accepted unlabelled through the harness. Triton's default
+    benchmarker needs a GPU driver, so here a stand-in is declared Triton's."""
+    import torch
+    import triton
+    import triton.language as tl  # noqa: F401
+
+    from kernelsynth.verify import census
+
+    census.install_watch()
+    seen = []
+
+    def triton_bench(kernel_call, quantiles):
+        seen.append(("bench", census._STATE["in_launch"]))
+        kernel_call()
+        return [1.0, 1.0, 1.0]
+
+    def hook(nargs, reset_only=False):
+        seen.append(("hook", census._STATE["in_launch"]))
+
+    monkeypatch.setattr(census, "_triton_own", lambda autotuner, fn: fn is triton_bench)
+    tuned = triton.autotune(configs=[triton.Config({"BLOCK": 8}), triton.Config({"BLOCK": 16})], key=["n"],
+                            pre_hook=hook, do_bench=triton_bench)(_copy_kernel)
+    x = torch.arange(8.0)
+    y = torch.empty_like(x)
+    tuned[lambda meta: (triton.cdiv(8, meta["BLOCK"]),)](x, y, 8)
+    assert torch.equal(x, y)
+    assert ("bench", 1) in seen and ("hook", 0) in seen and ("hook", 1) not in seen, seen
+    assert tuned.do_bench is triton_bench and tuned.pre_hook is hook  # put back after the call
+
+    s16 = ROOT / "tests" / "adversarial" / "s16"
+    monkeypatch.undo()
+    got = _evaluate(SPECS / "flip2d" / "spec.yaml", [s16 / "flip_autotuned_reset_to_zero_honest.py"], shapes=1)
+    assert got["flip_autotuned_reset_to_zero_honest"][:3] == ("accepted", "", None), got
