@@ -327,7 +327,10 @@ def _pointer_arguments(args, kwargs) -> None:
                 census.add(f"host:pointer_object:{t.__name__}(shadowed)")
             continue
         if t in _triton_wrappers():
-            base = vars(x).get("base")
+            try:  # an instance attribute, not a property of a subclass (the type is exactly Triton's)
+                base = vars(x).get("base")
+            except TypeError:  # __slots__
+                base = getattr(x, "base", None)
             if type(base) in _POINTER_TYPES and not shadowed_attributes(base):
                 continue
         if isinstance(x, torch.Tensor) or hasattr(x, "data_ptr") or hasattr(x, "untyped_storage"):
