@@ -28,7 +28,7 @@ got = _evaluate(SPECS / a.task / "spec.yaml", [Path(f).resolve() for f in a.file
 lines = []
 for name, (verdict, reason, calls, _audit) in got.items():
     lines.append(f"{a.task} shapes={a.shapes} trials={a.trials} | {name} | {verdict} | "
-                 f"labels={sorted(calls) if calls else None} | {reason[:400]}")
+                 f"labels={calls or None} | {reason[:400]}")
 lines.append(f"  ({time.time() - t0:.0f} s)")
 print("\n".join(lines))
 with open(Path(__file__).parent / "cpu_summary.txt", "a") as f:
