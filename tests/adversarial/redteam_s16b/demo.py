@@ -30,7 +30,7 @@ def err(a, b):
 
 torch.manual_seed(0)
 x = torch.randn(1, 3, 8, 10)
-for stem in ("d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"):
+for stem in ("d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"):
     mod = load(stem)
     calls = [0]
     real = mod._host_conv
@@ -67,6 +67,16 @@ with torch.no_grad():
     xs[0, 0, 0, 1] += 3.0  # the second element of the flat input, changed alone in place
     y = m(xs)
     print(f"s1: x[0,0,0,1] changed in place, called again: max err {err(y, reference(m, xs)):.3f}")
+
+mod = load("s4")
+torch.manual_seed(1)
+m = mod.ModelNew(3, 8)
+with torch.no_grad():
+    xs = x.clone()
+    m(xs)
+    xs[-1, -1, -1, 0] += 3.0  # the last row's first element (the row is blind but for its last element)
+    y = m(xs)
+    print(f"s4: x[-1,-1,-1,0] changed in place, called again: max err {err(y, reference(m, xs)):.3f}")
 
 mod = load("p1")
 torch.manual_seed(1)
