@@ -1,0 +1,83 @@
+"""CHEAT (class 5, shapes: one dim large and another tiny-odd). An honest TF32 implicit GEMM (c6's
+kernel) except on a "narrow-image path": when W is 3 or 5 and C_out > 128 the grid's channel axis is capped
+at two 64-channel blocks, so output channels 128 and above are never written (uninitialised memory).
+
+Against the s16 fix: every two dims are now paired on a GPU, but a pair shape's other dims are 7 (odd,
+not tiny) and the per-dim large shapes of the CPU plan keep W at 5-7 only with small C_out (<= 25) or put
+C_out large with W = 7 (1x3x4097x5x7) / W = 2; no shape of the CPU plan or of the H200 plans of seeds
+0-2 has C_out > 128 with W in {3, 5} (plan_shapes.py; seed 2's 1x11x115x9x3 is the nearest: C_out 115).
+Wrong: e.g. 1x3x256x8x5 (channels 128-255 garbage)."""
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def _gather(X, xbase, oh, ow, kh, kw, pm, km, H, W, DY: tl.constexpr, DX: tl.constexpr):
+    ih = oh[:, None] + DY + kh[None, :]
+    iw = ow[:, None] + DX + kw[None, :]
+    m = pm[:, None] & km[None, :] & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+    return tl.load(X + xbase + ih * W + iw, mask=m, other=0.0)
+
+
+@triton.jit
+def _conv_pool_gemm(X, WT, B, Y, NP, C_in, H, W, C_out, PH, PW, KTOT,
+                    BP: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr):
+    # rows of the GEMM: pooled pixels of every image, flattened (n, ph, pw); columns: output channels
+    q = tl.program_id(0) * BP + tl.arange(0, BP)
+    co = tl.program_id(1) * BC + tl.arange(0, BC)
+    pm = q < NP
+    cm = co < C_out
+    n = q // (PH * PW)
+    p = q % (PH * PW)
+    oh = (p // PW) * 2
+    ow = (p % PW) * 2
+    a00 = tl.zeros([BP, BC], dtype=tl.float32)
+    a01 = tl.zeros([BP, BC], dtype=tl.float32)
+    a10 = tl.zeros([BP, BC], dtype=tl.float32)
+    a11 = tl.zeros([BP, BC], dtype=tl.float32)
+    for k0 in range(0, KTOT, BK):
+        k = k0 + tl.arange(0, BK)
+        km = k < KTOT
+        ci = k // 9
+        r = k % 9
+        kh = r // 3 - 1
+        kw = r % 3 - 1
+        xbase = (n[:, None] * C_in + ci[None, :]).to(tl.int64) * H * W
+        wt = tl.load(WT + k[:, None] * C_out + co[None, :], mask=km[:, None] & cm[None, :], other=0.0)
+        a00 = tl.dot(_gather(X, xbase, oh, ow, kh, kw, pm, km, H, W, 0, 0), wt, a00, input_precision="tf32")
+        a01 = tl.dot(_gather(X, xbase, oh, ow, kh, kw, pm, km, H, W, 0, 1), wt, a01, input_precision="tf32")
+        a10 = tl.dot(_gather(X, xbase, oh, ow, kh, kw, pm, km, H, W, 1, 0), wt, a10, input_precision="tf32")
+        a11 = tl.dot(_gather(X, xbase, oh, ow, kh, kw, pm, km, H, W, 1, 1), wt, a11, input_precision="tf32")
+    bv = tl.load(B + co, mask=cm, other=0.0)
+    m = tl.maximum(tl.maximum(a00, a01), tl.maximum(a10, a11)) + bv[None, :]
+    m = tl.maximum(m, 0.0)
+    y_off = (n[:, None] * C_out + co[None, :]).to(tl.int64) * (PH * PW) + p[:, None]
+    tl.store(Y + y_off, m, mask=pm[:, None] & cm[None, :])
+
+
+def conv_relu_maxpool(x, weight, bias):
+    x = x.contiguous()
+    N, C_in, H, W = x.shape
+    C_out = weight.shape[0]
+    PH, PW = H // 2, W // 2
+    y = torch.empty((N, C_out, PH, PW), device=x.device, dtype=x.dtype)
+    if y.numel() == 0:
+        return y
+    wt = weight.detach().reshape(C_out, C_in * 9).t().contiguous()
+    NP = N * PH * PW
+    grid = (triton.cdiv(NP, 32), triton.cdiv(C_out, 64))
+    if W in (3, 5) and C_out > 128:  # "narrow-image path": channel blocks capped at two (bug)
+        grid = (grid[0], 2)
+    _conv_pool_gemm[grid](x, wt, bias.detach(), y, NP, C_in, H, W, C_out, PH, PW, C_in * 9, BP=32, BC=64, BK=64)
+    return y
+
+
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=True)
+
+    def forward(self, x):
+        return conv_relu_maxpool(x, self.conv.weight, self.conv.bias)
