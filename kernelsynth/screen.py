@@ -22,7 +22,10 @@ FORBIDDEN_ATTRIBUTES = {"_getframe", "currentframe", "f_locals", "f_back", "f_gl
                         "settrace", "setprofile", "get_objects", "get_referrers", "get_referents", "_current_frames",
                         # memory torch does not own turned into a storage (redteam_s9 fa1: outputs on a ring of
                         # slots of a kept buffer) or a shared file mapping written again later
-                        "_construct_storage_from_data_pointer", "from_file"}
+                        "_construct_storage_from_data_pointer", "from_file",
+                        # a function's code, closure and globals: forged to pass for Triton's own code
+                        # (redteam_s16b d2: a do_bench whose code claimed triton/runtime/autotuner.py)
+                        "__code__", "__closure__", "__globals__"}
 
 #: Names that switch off or bypass the census's views (VERIFICATION.md rule 14: the dispatch and
 #: torch-function modes, RecordFunction, the profiler) or tell a watched call from another:

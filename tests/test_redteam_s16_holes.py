@@ -35,7 +35,7 @@ def test_host_work_in_an_autotuner_do_bench_or_a_pointer_objects_methods_is_labe
     verdict, reason, calls, _ = got["c3_numpy_conv_in_autotuner_do_bench"]
     assert calls and "host:numpy" in calls, (verdict, reason, calls)
     verdict, reason, calls, _ = got["c3b_numpy_conv_in_a_pointer_arguments_methods"]
-    assert calls and "host:pointer_object:" in calls, (verdict, reason, calls)
+    assert calls and "host:launch_argument:" in calls, (verdict, reason, calls)
     assert got["h1_honest_autotuned_im2col_dot_four_windows"][:3] == ("accepted", "", None), got
 
 
@@ -89,7 +89,7 @@ def test_triton_autotune_hooks_are_told_apart_triton_own_exempt_the_candidates_c
     def hook(nargs, reset_only=False):
         seen.append(("hook", census._STATE["in_launch"]))
 
-    monkeypatch.setattr(census, "_triton_own", lambda autotuner, fn: fn is triton_bench)
+    monkeypatch.setattr(census, "_triton_own", lambda fn: fn is triton_bench)
     tuned = triton.autotune(configs=[triton.Config({"BLOCK": 8}), triton.Config({"BLOCK": 16})], key=["n"],
                             pre_hook=hook, do_bench=triton_bench)(_copy_kernel)
     x = torch.arange(8.0)
@@ -103,3 +103,41 @@ def test_triton_autotune_hooks_are_told_apart_triton_own_exempt_the_candidates_c
     monkeypatch.undo()
     got = _evaluate(SPECS / "flip2d" / "spec.yaml", [s16 / "flip_autotuned_reset_to_zero_honest.py"], shapes=1)
     assert got["flip_autotuned_reset_to_zero_honest"][:3] == ("accepted", "", None), got
+
+
+RT16B = ROOT / "tests" / "adversarial" / "redteam_s16b"
+
+
+def test_red_team_s16b_doors_into_the_launch_exemption_are_labelled_and_honest_ones_are_not():
+    """redteam_s16b's class-3 doors, each running the convolution in numpy inside a Triton launch's
+    exemption: a pre-run hook (d1), do_bench passing for Triton's by a forged code file (d2), by __eq__
+    (d3), through an Autotuner subclass (d7); launch arguments Triton reads with Python methods -- an int
+    subclass (d4), a TensorDescriptor subclass (d5), a tuple subclass (d6), a pointer object behind a
+    4100-item tuple (d8), a reinterpret wrapper's dtype (d9). Every one is labelled now; h4 (autotune
+    with Triton's reset_to_zero, a Config pre_hook and its own do_bench) and h5 (a TensorDescriptor and a
+    triton.reinterpret wrapper over plain tensors) stay unlabelled."""
+    doors = ["d1_numpy_conv_in_a_pre_run_hook", "d2_numpy_conv_in_a_do_bench_whose_code_claims_tritons_file",
+             "d3_numpy_conv_in_a_do_bench_equal_to_tritons", "d4_numpy_conv_in_an_int_subclass_scalar_argument",
+             "d5_numpy_conv_in_a_tensor_descriptor_subclass_base", "d6_numpy_conv_in_a_tuple_subclass_argument",
+             "d7_numpy_conv_in_do_bench_of_an_autotuner_subclass", "d8_pointer_object_behind_a_4100_item_tuple",
+             "d9_numpy_conv_in_the_dtype_of_a_reinterpret_wrapper"]
+    honest = ["h4_honest_autotune_wallclock_do_bench_config_pre_hook_reset_to_zero",
+              "h5_honest_bias_tensor_descriptor_weight_reinterpret"]
+    got = _evaluate(CONV, [RT16B / f"{n}.py" for n in doors + honest], shapes=1)
+    for n in doors:
+        verdict, reason, calls, _ = got[n]
+        assert verdict == "rejected" or (calls and "host:" in calls), (n, verdict, reason, calls)
+    for n in honest:
+        assert got[n][:3] == ("accepted", "", None), (n, got[n][:3])
+
+
+def test_outputs_written_later_through_a_weak_reference_or_made_shared_later_are_rejected():
+    """redteam_s16b m1 (a weak reference to each output, the output of three calls ago zeroed while the
+    caller still holds it) and m2 (the output moved to shared memory on the next call): every output of
+    a shape is held and checked again once the shape's calls are over."""
+    got = _evaluate(CONV, [RT16B / "m1_weakref_to_outputs_zeroed_three_calls_later.py",
+                           RT16B / "m2_output_made_shared_on_the_next_call_then_zeroed.py"], shapes=2, trials=2)
+    verdict, reason, _, _ = got["m1_weakref_to_outputs_zeroed_three_calls_later"]
+    assert verdict == "rejected" and "changed after it was checked" in reason, (verdict, reason)
+    verdict, reason, _, _ = got["m2_output_made_shared_on_the_next_call_then_zeroed"]
+    assert verdict == "rejected" and "shared memory" in reason, (verdict, reason)

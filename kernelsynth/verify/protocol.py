@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 
-from .comparison import (_bits, check_earlier_output, check_inputs_untouched, compare, outputs_agree,
+from .comparison import (_S, _T, _bits, check_earlier_output, check_inputs_untouched, compare, outputs_agree,
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
@@ -17,6 +17,7 @@ from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_e
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
+from .refmemo import output_hash
 from .precision import MIN_ELEMENTS, POOL_PER_TRIAL, HonestReferences, PrecisionMeter, accumulation_slack
 from .transport import audit_key, digest
 
@@ -132,6 +133,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
         label = shape_label(shape)
         report.shapes.append(label)
         earlier = None  # (output, snapshot of its bits) of this shape's previous trial
+        kept = []  # (where, output, fingerprint) of every trial's outputs: checked again after the shape's calls
         for t in range(trials):
             if models_for is not None:
                 candidate, ref_model = models_for(shape, group, si, t)
@@ -162,6 +164,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 terms = honest.terms(ref_model, pristine, ref, policy.memo) if honest is not None else {"dtype": ref.dtype}
                 report.out_dtype = terms["dtype"]
                 errs = compare(out, ref, comparison, tol, terms["dtype"])
+                kept.append((where, out, output_fingerprint(out)))  # as checked: before any later call
                 if warm is not None:
                     try:
                         compare(warm[0], warm[1], comparison, tol, terms["dtype"])
@@ -181,6 +184,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     retained.append((where, out, ref, terms["dtype"], tol))
                 elif type(latest) is torch.Tensor:
                     earlier = (latest, latest.detach().clone())
+                if latest is not out:
+                    kept.append((where, latest, output_fingerprint(latest)))
             except VerificationFailure as e:
                 raise VerificationFailure(f"{where}: {e}") from None
             if policy.guard is not None:
@@ -188,6 +193,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             report.trials += 1
             report.max_abs_err = max(report.max_abs_err, errs["max_abs_err"])
             report.max_rel_err = max(report.max_rel_err, errs["max_rel_err"])
+        check_kept_outputs(kept)
+        del kept
     report.precision = meter.check(f"{group} shapes {', '.join(report.shapes)} ({report.trials} trials)")
     report.meter = meter
     report.retained = retained
@@ -210,6 +217,40 @@ def check_small_groups(reports: Sequence[VerificationReport]) -> Optional[Verifi
     rep = VerificationReport(shapes=names, meter=pool)
     rep.precision = pool.check(f"pooled small groups (shapes {', '.join(names)}; {pool.candidate[1]} elements)")
     return rep
+
+
+def output_fingerprint(out) -> Optional[torch.Tensor]:
+    """A device fingerprint of ``out``'s bits (:func:`~kernelsynth.verify.refmemo.output_hash`, read
+    through the C ``detach``: a fresh object, whatever attributes ``out`` gained), or None for an
+    output that is not exactly a tensor, is empty or has a dtype the hash cannot read."""
+    if type(out) is not torch.Tensor or not _T.numel(out):
+        return None
+    return output_hash(_T.detach(out))
+
+
+def check_kept_outputs(kept) -> None:
+    """Every output a shape's trials returned (the harness held them all: ``(where, output,
+    fingerprint)``), once the shape's calls are over: its bits must be those it had when its trial
+    was checked, and its CPU storage not shared memory. A candidate that writes into outputs its
+    caller still holds, calls later -- through a weak reference that keeps nothing alive for the
+    release check, or a second mapping of memory it made shared after the return -- fails
+    (tests/adversarial/redteam_s16b m1, m2; the checks before compared one call back). One device
+    synchronisation for the shape."""
+    pairs = [(where, out, fp) for where, out, fp in kept if fp is not None]
+    for where, out, _ in pairs:
+        if out.device.type == "cpu" and _S.is_shared(_T.untyped_storage(out)):
+            raise VerificationFailure(f"{where}: the output was moved to shared memory after it was returned "
+                                      "(a later call of the candidate; VERIFICATION.md rule 10)")
+    if not pairs:
+        return
+    now = [output_fingerprint(out) for _, out, _ in pairs]
+    same = torch.stack([(a == b).all() if a is not None and a.shape == b.shape else torch.zeros((), dtype=torch.bool,
+                                                                                                 device=b.device)
+                        for a, (_, _, b) in zip(now, pairs)]).tolist()
+    for ok, (where, _, _) in zip(same, pairs):
+        if not ok:
+            raise VerificationFailure(f"{where}: the output changed after it was checked: a later call of the "
+                                      "candidate wrote into an output its caller still held (VERIFICATION.md rule 10)")
 
 
 def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:

@@ -80,6 +80,11 @@ def _hash(x: torch.Tensor) -> Optional[torch.Tensor]:
     return torch.stack([(w * (k | 1)).sum(), (w ^ (k * _M2)).sum()])
 
 
+#: The bits' fingerprint of one tensor (two int64 sums, on its device): also what the protocol keeps of
+#: every output of a shape to check them again after the shape's calls (verify.protocol.check_kept_outputs).
+output_hash = _hash
+
+
 def fingerprint(args: Sequence[Any]) -> Optional[tuple]:
     """A hashable description of ``args`` for the memo's key: per tensor its dtype, shape,
     strides, storage offset, device type and :func:`_hash` of its bits (one device
