@@ -99,6 +99,18 @@ def test_triton_autotune_hooks_are_told_apart_triton_own_exempt_the_candidates_c
     assert ("bench", 1) in seen and ("hook", 0) in seen and ("hook", 1) not in seen, seen
     assert tuned.do_bench is triton_bench and tuned.pre_hook is hook  # put back after the call
 
+    def heuristic(nargs):  # @triton.heuristics: called by the autotuned Heuristics inside the benchmark too
+        seen.append(("heuristic", census._STATE["in_launch"]))
+        return 8
+
+    seen.clear()
+    both = triton.autotune(configs=[triton.Config({}, num_warps=1), triton.Config({}, num_warps=2)], key=["n"],
+                           do_bench=triton_bench)(triton.heuristics({"BLOCK": heuristic})(_copy_kernel))
+    y = torch.empty_like(x)
+    both[(1,)](x, y, 8)
+    assert torch.equal(x, y) and ("bench", 1) in seen
+    assert ("heuristic", 0) in seen and ("heuristic", 1) not in seen, seen
+
     s16 = ROOT / "tests" / "adversarial" / "s16"
     monkeypatch.undo()
     got = _evaluate(SPECS / "flip2d" / "spec.yaml", [s16 / "flip_autotuned_reset_to_zero_honest.py"], shapes=1)

@@ -495,6 +495,23 @@ def _bench_watch(original, exempt, outside):
     return call
 
 
+def _heuristics_watch(original, outside):
+    """``Heuristics.run``, watched: its functions (``@triton.heuristics``) are the candidate's code.
+    Outside a launch they run counted as it is; inside one -- under Triton's own ``do_bench``, which
+    calls the autotuned function, a ``Heuristics`` -- they are swapped for counted wrappers for the
+    call (redteam_s16b's note: they ran inside the exemption there)."""
+    def call(self, *a, **k):
+        values = getattr(self, "values", None)
+        if not _STATE["in_launch"] or type(values) is not dict:
+            return original(self, *a, **k)
+        self.values = {name: outside(fn, grid=False) for name, fn in values.items()}
+        try:
+            return original(self, *a, **k)
+        finally:
+            self.values = values
+    return call
+
+
 def install_watch() -> None:
     """Install, once per process (a worker, before the candidate is imported), the counters the
     census reads around a verified call (:func:`watching`):
@@ -674,6 +691,7 @@ def install_watch() -> None:
         pass
     else:
         _wrap(Autotuner, "_bench", lambda original: _bench_watch(original, exempt, outside))
+        _wrap(Heuristics, "run", lambda original: _heuristics_watch(original, outside))
     try:
         from triton.runtime.interpreter import GridExecutor
     except ImportError:
