@@ -72,7 +72,7 @@ def test_task_group_has_one_option_per_task_folder_and_no_files():
     assert cfg.task.name == "conv_relu_maxpool"
     # every tunable the spec declares is in the config (null: the spec's values), so it overrides without +
     assert dict(cfg.task.tunables) == {k: None for k in ["BLOCK", "BLOCK_C", "BLOCK_K", "BLOCK_W", "BN", "BW", "CC", "KPT",
-                                                           "STAGES", "num_stages", "num_warps"]}
+                                                           "ROWS", "STAGES", "num_stages", "num_warps"]}
     assert compose(["task.tunables.BLOCK_N=256"]).task.tunables.BLOCK_N == 256
 
 

@@ -1,4 +1,12 @@
-"""depthwise_conv2d v3: Triton, one plane's rows walked top to bottom with a 3-row register window.
+"""depthwise_conv2d, a candidate v3 (session 16; not in the ladder yet): Triton, one plane's rows walked top
+to bottom with a 3-row register window. Not measured: run it on a GPU as an external candidate,
+
+    python -m kernelsynth task=depthwise_conv2d hw=h200 exploration.sources=[ladder,external] \
+        exploration.extra_candidates=[bench/depthwise_v3_sliding_rows.py]
+
+and add it to specs/depthwise_conv2d when it beats v1. Kept out of the ladder because the Triton interpreter
+pays per row step (one loop iteration per output row): the CI ladder test of depthwise_conv2d took 208 s with
+it against about 50 s without; give it an interpreter-cheap shape of the loop first.
 
 A program owns one (n, c) plane, ROWS consecutive output rows and BLOCK_W columns. It loads the
 channel's nine taps and bias once (scalars), then walks down: for each output row h it loads only
