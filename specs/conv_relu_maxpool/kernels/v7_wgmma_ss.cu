@@ -254,9 +254,9 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
         const int ih0 = 2 * tl.ph0 - 1, iw0 = tl.ow0 - 1;
         const raw_t* xn = xr + (long long)tl.n * C * HW;
         unsigned ra[A_IT][VEC];                   // one element per register
-        auto a_loads = [&](auto lo, auto hi) {
+        auto a_loads = [&]() {  // no auto parameters: the device's NVRTC 13.0 refused them (session 16)
 #pragma unroll
-        for (int i = decltype(lo)::value; i < decltype(hi)::value && i < A_IT; ++i) {
+        for (int i = 0; i < A_IT; ++i) {
             const int q = tid + i * THREADS;
             const bool act = A_WORDS % THREADS == 0 || q < A_WORDS;
             const int kg = q >= NPIX ? 1 : 0, p = q - kg * NPIX;
@@ -269,9 +269,9 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
                 ra[i][e] = (pix && cb + e < C) ? (unsigned)src[e * HW] : 0u;
         }
         };
-        auto a_stores = [&](auto lo, auto hi) {
+        auto a_stores = [&]() {  // no auto parameters: the device's NVRTC 13.0 refused them (session 16)
 #pragma unroll
-        for (int i = decltype(lo)::value; i < decltype(hi)::value && i < A_IT; ++i) {
+        for (int i = 0; i < A_IT; ++i) {
             const int q = tid + i * THREADS;
             if (A_WORDS % THREADS == 0 || q < A_WORDS) {
                 unsigned wd[4];
@@ -286,7 +286,7 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
             }
         }
         };
-        if constexpr (!A_FIRST) a_loads(ks_int<0>(), ks_int<A_IT>());
+        if constexpr (!A_FIRST) a_loads();
         // B: job j = (h, o, kg) = (j & 1, (j >> 1) % BN, (j >> 1) / BN) turns the 72 contiguous bytes
         // w[o][cb + h VEC / 2 .. cb + h VEC / 2 + VEC / 2 - 1][0..8] into the 8-byte halves h of the
         // nine words (o, tap, kg). Lanes (h, o) pairs: a half-warp writes 128 contiguous bytes.
@@ -341,7 +341,7 @@ conv_relu_maxpool_wgmma_ss(const KS_T* __restrict__ x, const KS_T* __restrict__ 
             }
         }
         if constexpr (!A_FIRST) {
-            a_stores(ks_int<0>(), ks_int<A_IT>());
+            a_stores();
         } else {                                  // one word at a time: its loads, then its store
 #pragma unroll
             for (int i = 0; i < A_IT; ++i) {
