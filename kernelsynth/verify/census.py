@@ -21,6 +21,7 @@ Two views of one candidate:
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
 from contextlib import contextmanager
@@ -433,14 +434,23 @@ def _triton_own(fn) -> bool:
         return True
     if type(fn) is not types.FunctionType or fn.__globals__ is not vars(autotuner):
         return False
+    return any(fn.__code__ is c for c in _autotuner_codes())
+
+
+@functools.lru_cache(maxsize=1)
+def _autotuner_codes() -> tuple:
+    """The code objects nested in ``triton.runtime.autotuner.Autotuner.__init__`` (read once)."""
+    import types
+
+    from triton.runtime import autotuner
+
     nested, stack = [], [autotuner.Autotuner.__init__.__code__]
     while stack:
-        code = stack.pop()
-        for c in code.co_consts:
+        for c in stack.pop().co_consts:
             if type(c) is types.CodeType:
                 nested.append(c)
                 stack.append(c)
-    return any(fn.__code__ is c for c in nested)
+    return tuple(nested)
 
 
 def _bench_watch(original, exempt, outside):
