@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Session 17's first H200 call (< 590 s):   bash bench/h200_s17_c1.sh   (repo root, after the install line; carry .whl, .deb)
+# 1. bench/nvrtc_check_v7.py with the device's own NVRTC (session 16: 13.0 refused v7's generic lambdas);
+# 2. if every v7 build compiled: conv_relu_maxpool's whole ladder (profile off; verdicts, verify_s, the table beside
+#    eager and torch.compile); if not: bench/conv_v7_probe.py's diagnosis only;
+# 3. flip2d's whole ladder (profile off): verdicts against 136/136.
+# To $OUT: steps.txt, nvrtc.txt, summary.txt, conv.tgz, flip.tgz.
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+. bench/device_env.sh
+start=$(date +%s); END=${END_S:-585}
+. bench/steps.sh
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv > "$OUT/steps.txt" 2>&1
+LIB=$(python3 -c "import nvidia, os, glob; print(next(iter(sorted(glob.glob(os.path.join(p, '**', 'libnvrtc.so.13*'), recursive=True) for p in nvidia.__path__)), [''])[0])" 2>/dev/null)
+[ -z "$LIB" ] && LIB=$(ls /usr/local/cuda/lib64/libnvrtc.so.13* 2>/dev/null | head -1)
+echo "libnvrtc: $LIB" > "$OUT/nvrtc.txt"
+step nvrtc 90 python3 bench/nvrtc_check_v7.py "$LIB"
+cat /tmp/nvrtc.stdout | cut -c1-600 >> "$OUT/nvrtc.txt"
+if grep -q "^nvrtc: rc=0" "$OUT/steps.txt"; then
+  step conv ${CONV_S:-300} python3 -m kernelsynth task=conv_relu_maxpool hw=h200 exploration.progress=false \
+    exploration.profile=false hydra.run.dir=/tmp/conv
+  { echo "== conv"; grep -E "records?|trajector" /tmp/conv.stdout | cut -c1-300 | head -10
+    timeout 40 python3 bench/protocol_cost.py /tmp/conv 2>&1 | tail -8
+    timeout 40 python3 bench/tc_summary.py /tmp/conv conv_relu_maxpool 2>&1 | grep -v "^conv_relu_maxpool  "
+  } >> "$OUT/summary.txt" 2>&1
+  cp /tmp/conv.stdout /tmp/conv/cli.log 2>/dev/null
+  tar czf "$OUT/conv.tgz" -C /tmp --exclude='*.so' --exclude='*.cubin' conv 2>/dev/null
+else
+  PROBE_BUDGET_S=200 OUT="$OUT" step v7 240 python3 bench/conv_v7_probe.py
+  cut -c1-400 /tmp/v7.stdout | tail -80 >> "$OUT/summary.txt"
+fi
+step flip ${FLIP_S:-200} python3 -m kernelsynth task=flip2d hw=h200 exploration.progress=false \
+  exploration.profile=false hydra.run.dir=/tmp/flip
+{ echo "== flip2d"; grep -E "records?|trajector" /tmp/flip.stdout | cut -c1-300 | head -10
+  timeout 40 python3 bench/protocol_cost.py /tmp/flip 2>&1 | tail -8
+} >> "$OUT/summary.txt" 2>&1
+cp /tmp/flip.stdout /tmp/flip/cli.log 2>/dev/null
+tar czf "$OUT/flip.tgz" -C /tmp --exclude='*.so' --exclude='*.cubin' flip 2>/dev/null
+cat "$OUT/steps.txt"; cat "$OUT/nvrtc.txt"; cut -c1-250 "$OUT/summary.txt" | head -80
