@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 start=$(date +%s); END=${END_S:-585}
 . bench/steps.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv > "$OUT/steps.txt" 2>&1
-LIB=$(python3 -c "import nvidia, os, glob; print(next(iter(sorted(glob.glob(os.path.join(p, '**', 'libnvrtc.so.13*'), recursive=True) for p in nvidia.__path__)), [''])[0])" 2>/dev/null)
+LIB=$(python3 -c "import nvidia, os, glob; m = [f for p in nvidia.__path__ for f in sorted(glob.glob(os.path.join(p, '**', 'libnvrtc.so.13*'), recursive=True))]; print(m[0] if m else '')" 2>/dev/null)
 [ -z "$LIB" ] && LIB=$(ls /usr/local/cuda/lib64/libnvrtc.so.13* 2>/dev/null | head -1)
 echo "libnvrtc: $LIB" > "$OUT/nvrtc.txt"
 step nvrtc 90 python3 bench/nvrtc_check_v7.py "$LIB"
