@@ -7,7 +7,9 @@ NVRTC is not installed here; fetch its wheel once (an ignored folder):
     (cd /tmp/nvrtc && unzip -o -q nvidia_cuda_nvrtc-*.whl -d x)
 then:  python3 bench/nvrtc_check_v7.py [/tmp/nvrtc/x/nvidia/cu13/lib/libnvrtc.so.13]
 Session of 2026-12-05 (NVRTC 13.5): every build compiled, 0 spills, registers 120-128 (BN = 64) and
-214-254 (BN = 128), no C7517. Exit 1 when a build fails or spills.
+214-254 (BN = 128), no C7517. Session 17 on the H200 (its NVRTC 13.0, nvidia/cu13/lib/libnvrtc.so.13): every build
+compiled, registers 118-128 / 215-254, bfloat16 BN = 64 ROWS = 2 spills 4 bytes (so exit 1).
+Exit 1 when a build fails or spills.
 """
 
 import ctypes
