@@ -246,6 +246,65 @@ def test_a_long_row_sum_gets_the_float32_summation_bound_as_atol(imported):
     assert "zeros-pass" not in _flags(reps["kb_l1_2_rowsum"])
 
 
+def test_a_short_layernorm_row_gets_the_centring_bound_as_atol(imported):
+    """H200, session 17: kb_l1_4_layernorm's eager v0 failed its own float64 reference on rule 12's
+    derived shape 357 x 317 x 2 (12 of 226338 elements past atol 1e-5 + rtol: two nearly equal
+    values in a row, whose difference (var + eps)^-1/2 amplifies by up to eps^-1/2 = 316), so no
+    trajectory could start. The importer now gives centring normalisations atol 2 u M eps^-1/2:
+    honest float32 passes at that shape, the default fails there, and an all-zeros or bfloat16
+    answer still fails at the verify shapes."""
+    out, reps = imported
+    spec = load_spec(out / "kb_l1_4_layernorm" / "spec.yaml")
+    tol, default = spec.tolerance["float32"], {"atol": 1e-5, "rtol": 3.05e-5}
+    assert 1.5e-4 < tol["atol"] < 3e-4 and "eps^-1/2" in tol["source"] and spec.tolerance["bfloat16"]["atol"] == tol["atol"]
+    ref = import_file(spec.reference)
+    shape = {"batch_size": 357, "seq": 317, "hidden": 2}  # the failing input
+
+    def bad(t, dtype=torch.float32, zeros=False, s=shape):
+        (x,) = ref.get_inputs(s, torch.float32, torch.device("cpu"), torch.Generator().manual_seed(0))
+        torch.manual_seed(0)
+        model = ref.Model(*init_inputs(ref, s))
+        with torch.no_grad():
+            want = model.double()(x.double())
+            got = torch.zeros_like(want) if zeros else model.to(dtype)(x.to(dtype)).double()
+        return int(((got - want).abs() > t["atol"] + t["rtol"] * want.abs()).sum())
+
+    assert bad(default) > 0 and bad(tol) == 0
+    verify = spec.verify_shapes[0]
+    assert bad(tol, zeros=True, s=verify) > 0.9 * math.prod(verify.values())
+    assert bad(tol, torch.bfloat16, s=verify) > 0
+    assert "native_layer_norm" in _decision(reps["kb_l1_4_layernorm"], "tolerance atol (centring normalisation)")["evidence"]
+    assert "zeros-pass" not in _flags(reps["kb_l1_4_layernorm"])
+    assert "low-precision-pass" not in _flags(reps["kb_l1_4_layernorm"])
+    # a model without centring keeps its class's atol (softmax's rows are not centred by their mean)
+    assert not any("centring" in d["what"] for d in reps["kb_l1_3_softmax"].decisions)
+
+
+def test_a_minimum_the_meta_device_misses_is_found_by_a_real_cpu_run(tmp_path):
+    """H200, session 17 (torch 2.11): the meta device's convolution accepted an input smaller than
+    its 3 x 3 kernel, so kb_l1_6_conv2dstrided got no minimum for height and width and rule 12's
+    derived shape 2x1x2x2x342 broke the reference in the run's oracle. Minimums are now also looked
+    for in real CPU runs with the other dims small. Here a model that only breaks on real tensors
+    (the meta device cannot see it at all) gets its minimum, and the spec's shapes honour it."""
+    body = ("        if x.device.type != 'meta' and x.shape[1] < 5:\n"
+            "            raise ValueError('needs at least 5 columns')\n        return x * 2")
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "1_RealOnly.py").write_text(_problem(body))
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    spec = load_spec(tmp_path / "specs" / rep.task / "spec.yaml")
+    assert spec.constraints == {"m": {"min": 5}}
+    assert all(s["m"] >= 5 for s in spec.verify_shapes + spec.interpret_shapes)
+    assert "CPU run" in _decision(rep, "dim m minimum")["evidence"]
+
+
+def test_the_strided_convolution_gets_its_kernel_size_as_a_minimum(imported):
+    out, _ = imported
+    spec = load_spec(out / "kb_l1_6_conv2dstrided" / "spec.yaml")
+    assert spec.constraints == {"height": {"min": 3}, "width": {"min": 3}}
+
+
 # ------------------------------------------------------------------------------------------------
 # session 11 review (new user + attacker): the importer ran problem files in its own process
 def _problem(body: str, consts: str = "n = 64\nm = 48\n", inputs: str = "[torch.randn(n, m)]", init: str = "[]",
