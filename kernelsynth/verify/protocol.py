@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -160,8 +161,9 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     policy.audit[audit_key(group, si, t)] = digest(out, comparison)
                 check_earlier_output(earlier, out)
                 check_inputs_untouched(inputs, pristine, out)
-                ref = run_reference(ref_model, pristine, comparison, policy.dtype, policy.memo)
-                terms = honest.terms(ref_model, pristine, ref, policy.memo) if honest is not None else {"dtype": ref.dtype}
+                with policy.memo.holding(pristine) if policy.memo is not None else contextlib.nullcontext():
+                    ref = run_reference(ref_model, pristine, comparison, policy.dtype, policy.memo)  # one fingerprint
+                    terms = honest.terms(ref_model, pristine, ref, policy.memo) if honest is not None else {"dtype": ref.dtype}
                 report.out_dtype = terms["dtype"]
                 errs = compare(out, ref, comparison, tol, terms["dtype"])
                 kept.append((where, out, output_fingerprint(out)))  # as checked: before any later call

@@ -29,6 +29,7 @@ such a job; only the ladder's versions, written with the task, share a worker an
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Tuple
 
 import torch
@@ -108,6 +109,21 @@ def fingerprint(args: Sequence[Any]) -> Optional[tuple]:
     return tuple(meta), values
 
 
+def _versions(args: Sequence[Any]) -> tuple:
+    """Each tensor's identity and in-place version counter among ``args`` (None for other values; a
+    tensor without a version counter, an inference tensor, gives a fresh object, equal to nothing)."""
+    out = []
+    for x in args:
+        if isinstance(x, torch.Tensor):
+            try:
+                out.append((id(x), x._version))
+            except RuntimeError:  # inference tensors track no version: never reused
+                out.append(object())
+        else:
+            out.append(None)
+    return tuple(out)
+
+
 def _tensors(value: Any):
     if isinstance(value, torch.Tensor):
         yield value
@@ -130,6 +146,8 @@ class ReferenceMemo:
         self.budget = 0
         self.enabled = False
         self.hits = self.calls = 0
+        #: ``[args, versions, fingerprint or None]`` while :meth:`holding` (None outside)
+        self._held: Optional[list] = None
 
     def begin(self, enabled: bool, device: torch.device) -> None:
         """Start a job: the memo is used when ``enabled`` (else it is emptied, so nothing it held
@@ -158,8 +176,29 @@ class ReferenceMemo:
         build = getattr(model, BUILD_ATTR, None)
         if build is None:
             return None
-        fp = fingerprint(args)
+        held = self._held
+        if held is not None and held[0] is args and _versions(args) == held[1]:
+            if held[2] is None:
+                held[2] = (fingerprint(args),)
+            fp = held[2][0]
+        else:
+            fp = fingerprint(args)
         return None if fp is None else (build, what, fp)
+
+    @contextlib.contextmanager
+    def holding(self, args: Sequence[Any]):
+        """Within the block, :meth:`key` fingerprints ``args`` -- this very sequence object, e.g. the
+        untouched copies of a trial's inputs that the reference and then the honest computations are
+        asked about (:func:`kernelsynth.verify.protocol.verify`) -- once and reuses it, as long as
+        no tensor of it has been changed in place meanwhile (every tensor's ``_version`` as at the
+        block's start; else it is fingerprinted again, as outside the block). One fingerprint (a
+        device synchronisation and its hashes) per trial instead of one per lookup."""
+        previous = self._held
+        self._held = [args, _versions(args), None]
+        try:
+            yield
+        finally:
+            self._held = previous
 
     def lookup(self, key: Optional[tuple]) -> Tuple[bool, Any]:
         """``(True, value)`` for a kept key, else ``(False, None)``; counts the call."""
