@@ -92,6 +92,57 @@ def test_a_memoised_reference_is_computed_once_per_build_and_input():
     assert memo.key(first, [x], "reference") is None
 
 
+def test_a_held_input_list_is_fingerprinted_once_and_again_after_an_in_place_change(monkeypatch):
+    import kernelsynth.verify.refmemo as refmemo
+
+    memo = ReferenceMemo()
+    memo.begin(True, torch.device("cpu"))
+    model = _Counting()
+    setattr(model, BUILD_ATTR, ("ref", 1))
+    taken = []
+    real = refmemo.fingerprint
+    monkeypatch.setattr(refmemo, "fingerprint", lambda args: taken.append(1) or real(args))
+    x = torch.randn(8, 5, generator=torch.Generator().manual_seed(1))
+    args = [x]
+    plain = memo.key(model, args, "reference")
+    assert len(taken) == 1
+    with memo.holding(args):
+        assert memo.key(model, args, "reference") == plain
+        assert memo.key(model, args, ("terms", "fp32")) == (plain[0], ("terms", "fp32"), plain[2])
+        assert len(taken) == 2  # once for the block
+        other = [x.clone()]  # another list (the same values): fingerprinted as outside the block
+        assert memo.key(model, other, "reference") == plain and len(taken) == 3
+        x.add_(1.0)  # changed in place: its version moved, so it is fingerprinted again
+        changed = memo.key(model, args, "reference")
+        assert changed != plain and changed == (plain[0], "reference", real([x])) and len(taken) == 4
+        args[0] = x.clone()  # another tensor in the held list: again
+        memo.key(model, args, "reference")
+        assert len(taken) == 5
+    memo.key(model, args, "reference")
+    assert len(taken) == 6 and memo._held is None
+
+
+def test_batched_output_hashes_are_each_tensors_own_and_groups_do_not_mix(monkeypatch):
+    import kernelsynth.verify.refmemo as refmemo
+
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(4, 6, generator=g)
+    xs = [a, a.clone(), a.flip(0), torch.randn(24, generator=g).to(torch.bfloat16),  # 24 elements: 3 dtypes
+          torch.randint(-9, 9, (24,), generator=g, dtype=torch.int64), None, torch.randn(5, generator=g),
+          torch.randn(3, 8, generator=g).t(), torch.zeros(24)]
+    monkeypatch.setattr(refmemo, "BATCH_ELEMENTS", 23)  # the 24-element ones hashed alone, the 5-element one batched
+    for cap in (23, 2**20):
+        monkeypatch.setattr(refmemo, "BATCH_ELEMENTS", cap)
+        got = refmemo.output_hashes(xs)
+        for x, h in zip(xs, got):
+            if x is None:
+                assert h is None
+            else:
+                assert torch.equal(h, refmemo._hash(x)), (cap, x)
+    got = refmemo.output_hashes(xs)
+    assert not torch.equal(got[0], got[2]) and torch.equal(got[0], got[1])  # a move of values changes it
+
+
 def test_the_memo_keeps_nothing_past_its_budget():
     memo = ReferenceMemo()
     memo.begin(True, torch.device("cpu"))

@@ -336,23 +336,50 @@ class HonestReferences:
         return out
 
 
+class _Scaled:
+    """What :func:`_scaled_errors` derives from ``ref64`` and ``scale`` alone -- the float64
+    reference ``r`` and scale ``s`` on ``ref64``'s device, the mask ``base`` of the elements whose
+    reference is finite and whose scale is finite, positive and above 2^-30 of its largest finite
+    value, and the divisor ``where(base, s, 1)`` -- computed once per trial and shared by the
+    candidate's output and every honest output (:func:`trial_sums`: each output used to redo them,
+    about a dozen device operations apiece). ``ok``: False when the scale's shape is not the
+    reference's or the reference is empty (then :meth:`errors` answers None)."""
+
+    def __init__(self, ref64: torch.Tensor, scale: torch.Tensor):
+        dev = self.dev = ref64.device
+        self.r, self.s = ref64.detach().double(), scale.detach().to(dev, torch.float64)
+        self.ok = self.s.shape == self.r.shape and self.r.numel() != 0
+        self.zero = torch.zeros((), dtype=torch.float64, device=dev)
+        if not self.ok:
+            return
+        finite_s = torch.isfinite(self.s)
+        smax = torch.where(finite_s, self.s, self.zero).amax()
+        self.finite_r = torch.isfinite(self.r)
+        self.base = self.finite_r & finite_s & (self.s > smax * 2.0 ** -30) & (self.s > 0)
+        self.divisor = torch.where(self.base, self.s, torch.ones((), dtype=torch.float64, device=dev))
+
+    def errors(self, out: torch.Tensor):
+        """``(e, keep, out - r, isfinite(out))`` of one output (float64 on the reference's device;
+        ``e`` and ``keep`` as :func:`_scaled_errors`: where ``keep`` holds, ``base`` does, so the
+        divisor there is ``s``), or None when its shape is not the reference's or nothing is kept."""
+        # _T.detach: a fresh tensor object, so instance attributes planted on ``out`` after rule 3's
+        # check (a gc callback, a __del__) cannot answer the reads below
+        o = _T.detach(out).to(self.dev, torch.float64)
+        if not self.ok or o.shape != self.r.shape:
+            return None
+        finite = torch.isfinite(o)
+        keep = self.base & finite
+        diff = o - self.r
+        return torch.where(keep, diff / self.divisor, self.zero), keep, diff, finite
+
+
 def _scaled_errors(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor):
     """``(e, keep)`` on ``ref64``'s device: ``e_i = (out_i - ref_i) / s_i`` (float64; 0 where not
     kept) and the mask of the elements where the reference and the output are finite and the scale
     is above 2^-30 of its largest value (smaller ones are left to the absolute tolerance). None when
-    the shapes differ or the output is empty."""
-    dev = ref64.device
-    # _T.detach: a fresh tensor object, so instance attributes planted on ``out`` after rule 3's
-    # check (a gc callback, a __del__) cannot answer the reads below
-    o, r, s = _T.detach(out).to(dev, torch.float64), ref64.detach().double(), scale.detach().to(dev, torch.float64)
-    if o.shape != r.shape or s.shape != r.shape or r.numel() == 0:
-        return None
-    finite_s = torch.isfinite(s)
-    zero = torch.zeros((), dtype=s.dtype, device=dev)
-    smax = torch.where(finite_s, s, zero).amax()
-    keep = torch.isfinite(r) & torch.isfinite(o) & finite_s & (s > smax * 2.0 ** -30) & (s > 0)
-    e = torch.where(keep, (o - r) / torch.where(keep, s, torch.ones((), dtype=s.dtype, device=dev)), zero)
-    return e, keep
+    the shapes differ or the output is empty (:class:`_Scaled`)."""
+    got = _Scaled(ref64, scale).errors(out)
+    return None if got is None else got[:2]
 
 
 def sq_error_sum(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor) -> Tuple[float, int]:
@@ -392,12 +419,16 @@ def magnitude(ref64: torch.Tensor, scale: torch.Tensor) -> float:
     when they have mean zero (``|y| / s ~ 1``); rounding errors are ``u`` times the partial sums
     (Higham, sec. 4.2), so the slack ``sqrt(n) u`` in units of ``s`` is that many times larger.
     Capped at ``sqrt(MAX_REDUCTION)``."""
-    got = _scaled_errors(ref64, ref64, scale)
-    if got is None:
+    return _magnitude(_Scaled(ref64, scale))
+
+
+def _magnitude(base: "_Scaled") -> float:
+    """:func:`magnitude` from a trial's :class:`_Scaled` (the elements :func:`_scaled_errors` keeps
+    of ``ref64`` itself are ``base.base``: its ``isfinite(ref64)`` is already in it)."""
+    if not base.ok:
         return 1.0
-    _, keep = got
-    r, s = ref64.detach().double(), scale.detach().to(ref64.device, torch.float64)
-    ratio = torch.where(keep, (r.abs() / torch.where(keep, s, torch.ones_like(s))).clamp(min=1.0), torch.zeros_like(r))
+    keep = base.base
+    ratio = torch.where(keep, (base.r.abs() / base.divisor).clamp(min=1.0), base.zero)
     total, count = torch.stack([(ratio * ratio).sum(), keep.sum().to(torch.float64)]).tolist()
     return min(math.sqrt(total / count), math.sqrt(MAX_REDUCTION)) if count else 1.0
 
@@ -412,10 +443,14 @@ def _tail_factor(ref64: torch.Tensor, scale: torch.Tensor, keep: torch.Tensor) -
     Triton's approximate exp and division) had 0.74 % of its outputs in the tail there, PyTorch's
     0 %. The RMS statistic keeps the plain scale (its bounds are calibrated on it)."""
     dev = ref64.device
-    s = scale.detach().to(dev, torch.float64)
-    r = torch.nan_to_num(ref64.detach().double().abs(), nan=0.0, posinf=0.0)
+    return _factor(scale.detach().to(dev, torch.float64), ref64.detach().double().abs(), keep)
+
+
+def _factor(s: torch.Tensor, rabs: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """:func:`_tail_factor` from the float64 scale ``s`` and ``|ref64|`` (``rabs``) on one device."""
+    r = torch.nan_to_num(rabs, nan=0.0, posinf=0.0)
     big = torch.maximum(s, r)
-    one = torch.ones((), dtype=torch.float64, device=dev)
+    one = torch.ones((), dtype=torch.float64, device=s.device)
     return torch.where(keep & (big > 0), s / torch.where(big > 0, big, one), one)
 
 
@@ -445,39 +480,41 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     """
     dev = ref64.device
     zero = torch.zeros((), dtype=torch.float64, device=dev)
+    base = _Scaled(ref64, scale)  # what depends on the reference and the scale alone: once for every output
     if linear:
-        slack = slack * magnitude(ref64, scale)
-    got = _scaled_errors(out, ref64, scale)
+        slack = slack * _magnitude(base)
+    got = base.errors(out)
     if got is None:
         return {"slack": slack, "candidate": (0.0, 0), "tail": (0, 0), "low": (0, 0), "ref_low": (0, 0), "threshold": 0.0,
                 "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest), "rel": None,
                 "honest_rel": [], "rel_threshold": None}
-    hs = [_scaled_errors(h, ref64, scale) for h in honest]
-    hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep in hs]
-    e, keep = got
-    f = _tail_factor(ref64, scale, keep)
-    if threshold is None:  # in the tail's units: the honest errors against max(scale, |ref|) as well
-        rms = torch.stack([((he * f) ** 2).sum().div(n.clamp(min=1)).sqrt() for (he, _), (_, n) in zip(hs, hsq)]
+    hs = [base.errors(h) for h in honest]
+    hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep, _, _ in hs]
+    e, keep, diff, finite = got
+    rabs = base.r.abs()
+    f = _factor(base.s, rabs, keep)
+    hf = [he * f for he, _, _, _ in hs]  # the honest errors in the tail's units (against max(scale, |ref|))
+    if threshold is None:
+        rms = torch.stack([(x ** 2).sum().div(n.clamp(min=1)).sqrt() for x, (_, n) in zip(hf, hsq)]
                           ).amax() if hsq else zero
         thr = TAIL_K * (room * rms + slack)
     else:
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
+    # every value a float64 scalar on ``dev`` already (the output's own counts moved there), so one stack
     vals = [(e * e).sum(), keep.sum().to(torch.float64), ((e * f).abs() > thr).sum().to(torch.float64),
-            *_low_bits_counts(out)]
+            *(c.to(dev) for c in _low_bits_counts(out))]
     vals += list(_low_bits_counts(ref64.to(out.dtype))) if honest else [zero, zero]
     vals.append(thr)
-    for (he, _), (s, n) in zip(hs, hsq):
-        vals += [s, n, ((he * f).abs() > thr).sum().to(torch.float64)]
+    for x, (s, n) in zip(hf, hsq):
+        vals += [s, n, (x.abs() > thr).sum().to(torch.float64)]
     k = len(vals)
     if relative is not None:  # the relative tail: the candidate, then each honest output
-        r = ref64.detach().double()
-        judged = torch.isfinite(r) & (r.abs() >= RELATIVE_FLOOR)
-        bar = r.abs() * relative
-        for y in (out, *honest):
-            yd = y.detach().to(dev, torch.float64)
-            mask = judged & torch.isfinite(yd)
-            vals += [(mask & ((yd - r).abs() > bar)).sum().to(torch.float64), mask.sum().to(torch.float64)]
-    v = torch.stack([x.to(dev, torch.float64).reshape(()) for x in vals]).tolist()  # one device sync
+        judged = base.finite_r & (rabs >= RELATIVE_FLOOR)
+        bar = rabs * relative
+        for d, fin in ((diff, finite), *((hd, hfin) for _, _, hd, hfin in hs)):
+            mask = judged & fin
+            vals += [(mask & (d.abs() > bar)).sum().to(torch.float64), mask.sum().to(torch.float64)]
+    v = torch.stack(vals).tolist()  # one device sync
     hon = [v[8 + 3 * i: 11 + 3 * i] for i in range(len(hs))]
     rel = [(int(v[k + 2 * i]), int(v[k + 2 * i + 1])) for i in range(1 + len(honest))] if relative is not None else None
     return {"slack": slack, "candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),

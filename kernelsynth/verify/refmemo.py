@@ -29,6 +29,7 @@ such a job; only the ladder's versions, written with the task, share a worker an
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Tuple
 
 import torch
@@ -69,15 +70,55 @@ def _words(x: torch.Tensor) -> Optional[torch.Tensor]:
     return x.contiguous().reshape(-1).view(word).to(torch.int64)
 
 
+def _positions(n: int, device: torch.device) -> torch.Tensor:
+    """The position hashes of :func:`_hash` for ``n`` elements (int64 on ``device``)."""
+    k = torch.arange(n, device=device, dtype=torch.int64) * _M1 + _M2
+    return k ^ (k >> 31)
+
+
 def _hash(x: torch.Tensor) -> Optional[torch.Tensor]:
     """Two int64 sums over ``x``'s elements, each bit pattern weighted by a hash of its position
     (a change of any one element, and a move of a value to another position, changes them)."""
     w = _words(x)
     if w is None:
         return None
-    k = torch.arange(w.numel(), device=w.device, dtype=torch.int64) * _M1 + _M2
-    k = k ^ (k >> 31)
+    k = _positions(w.numel(), w.device)
     return torch.stack([(w * (k | 1)).sum(), (w ^ (k * _M2)).sum()])
+
+
+#: :func:`output_hashes` hashes tensors of up to this many elements that share a device and an
+#: element count together (stacked: their int64 words are copied once more).
+BATCH_ELEMENTS = 2**20
+
+
+def output_hashes(tensors: Sequence[torch.Tensor]) -> list:
+    """:func:`_hash` of each of ``tensors`` (None where it gives None, and for a None entry), the same int64 sums (a sum of
+    int64 products wraps modulo 2^64 in any order): those of one device and element count, up to
+    :data:`BATCH_ELEMENTS` each, stacked and hashed with one set of position hashes (a shape's kept
+    outputs, :func:`kernelsynth.verify.protocol.check_kept_outputs`: about a dozen device operations
+    per output before, four now, plus a few per group)."""
+    out: list = [None] * len(tensors)
+    groups: Dict[tuple, list] = {}
+    for i, x in enumerate(tensors):
+        w = None if x is None else _words(x)
+        if w is None:
+            continue
+        if w.numel() > BATCH_ELEMENTS:
+            out[i] = _hash(x)
+        else:
+            groups.setdefault((w.device, w.numel()), []).append((i, w))
+    for (device, n), items in groups.items():
+        if len(items) == 1:
+            (i, w), = items
+            k = _positions(n, device)
+            out[i] = torch.stack([(w * (k | 1)).sum(), (w ^ (k * _M2)).sum()])
+            continue
+        words = torch.stack([w for _, w in items])
+        k = _positions(n, device)
+        sums = torch.stack([(words * (k | 1)).sum(1), (words ^ (k * _M2)).sum(1)], 1)
+        for row, (i, _) in enumerate(items):
+            out[i] = sums[row]
+    return out
 
 
 #: The bits' fingerprint of one tensor (two int64 sums, on its device): also what the protocol keeps of
@@ -108,6 +149,21 @@ def fingerprint(args: Sequence[Any]) -> Optional[tuple]:
     return tuple(meta), values
 
 
+def _versions(args: Sequence[Any]) -> tuple:
+    """Each tensor's identity and in-place version counter among ``args`` (None for other values; a
+    tensor without a version counter, an inference tensor, gives a fresh object, equal to nothing)."""
+    out = []
+    for x in args:
+        if isinstance(x, torch.Tensor):
+            try:
+                out.append((id(x), x._version))
+            except RuntimeError:  # inference tensors track no version: never reused
+                out.append(object())
+        else:
+            out.append(None)
+    return tuple(out)
+
+
 def _tensors(value: Any):
     if isinstance(value, torch.Tensor):
         yield value
@@ -130,6 +186,8 @@ class ReferenceMemo:
         self.budget = 0
         self.enabled = False
         self.hits = self.calls = 0
+        #: ``[args, versions, fingerprint or None]`` while :meth:`holding` (None outside)
+        self._held: Optional[list] = None
 
     def begin(self, enabled: bool, device: torch.device) -> None:
         """Start a job: the memo is used when ``enabled`` (else it is emptied, so nothing it held
@@ -158,8 +216,29 @@ class ReferenceMemo:
         build = getattr(model, BUILD_ATTR, None)
         if build is None:
             return None
-        fp = fingerprint(args)
+        held = self._held
+        if held is not None and held[0] is args and _versions(args) == held[1]:
+            if held[2] is None:
+                held[2] = (fingerprint(args),)
+            fp = held[2][0]
+        else:
+            fp = fingerprint(args)
         return None if fp is None else (build, what, fp)
+
+    @contextlib.contextmanager
+    def holding(self, args: Sequence[Any]):
+        """Within the block, :meth:`key` fingerprints ``args`` -- this very sequence object, e.g. the
+        untouched copies of a trial's inputs that the reference and then the honest computations are
+        asked about (:func:`kernelsynth.verify.protocol.verify`) -- once and reuses it, as long as
+        no tensor of it has been changed in place meanwhile (every tensor's ``_version`` as at the
+        block's start; else it is fingerprinted again, as outside the block). One fingerprint (a
+        device synchronisation and its hashes) per trial instead of one per lookup."""
+        previous = self._held
+        self._held = [args, _versions(args), None]
+        try:
+            yield
+        finally:
+            self._held = previous
 
     def lookup(self, key: Optional[tuple]) -> Tuple[bool, Any]:
         """``(True, value)`` for a kept key, else ``(False, None)``; counts the call."""
