@@ -141,10 +141,15 @@ def profile(p) -> Dict[str, Any]:
 INIT_SEED = 42
 
 
-def init_inputs(ref_mod, shape: Dict[str, int]) -> list:
+def init_inputs(ref_mod, shape: Dict[str, int], seed: int = INIT_SEED) -> list:
     """The reference's constructor arguments for ``shape``: ``get_init_inputs(shape)`` when it
     takes a parameter (tasks whose parameters depend on the shape, e.g. channel counts), else
-    ``get_init_inputs()``."""
+    ``get_init_inputs()``; called after :func:`seed_draws` of ``seed`` (the trial's build seed
+    where the worker and the oracle build a trial's modules), so a ``get_init_inputs`` that draws
+    random tensors (a weight passed to the constructor) gives the same ones in every process that
+    builds that trial (session 17's importer attack: unseeded, the oracle's reference had other
+    weights than the worker's and an honest v0 failed the independent check)."""
+    seed_draws(seed)
     fn = ref_mod.get_init_inputs
     try:
         takes_shape = len(inspect.signature(fn).parameters) > 0
@@ -286,8 +291,8 @@ def evaluate(p: JobRequest) -> EvaluateResult:
         0's seed with one element of every random draw changed), and only the current trial's
         pair is kept (an answer cached across instances is stale on the next trial); trusted
         baselines keep one pair per constructor arguments (torch.compile would recompile per instance)."""
-        init = init_inputs(ref_mod, shape)
         seed, perturb = (INIT_SEED, None) if trusted else build_seed(p.seed, group, si, t)
+        init = init_inputs(ref_mod, shape, seed)
         perturb = probe_perturb(p.probes, group) or perturb  # an input-range probe's scaled parameters (rule 24)
         key = (repr(init), seed, perturb)
         if key not in built:
@@ -503,9 +508,9 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     slack_of = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison,
                             precision=p.precision, reduction=_reduction(p)).slack
     for key, (shape, t, special) in expected_keys(p).items():
-        init = init_inputs(ref_mod, shape)
         group, si, _ = parse_audit_key(key)
         seed, perturb = build_seed(p.seed, group, si, t)  # as the candidate's worker builds them
+        init = init_inputs(ref_mod, shape, seed)
         perturb = probe_perturb(p.probes, group) or perturb
         probe = p.probes[int(group[len("probe"):])] if group.startswith("probe") else None
         try:

@@ -299,6 +299,49 @@ def test_a_minimum_the_meta_device_misses_is_found_by_a_real_cpu_run(tmp_path):
     assert "CPU run" in _decision(rep, "dim m minimum")["evidence"]
 
 
+TENSOR_INIT = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, weight):
+        super().__init__()
+        self.weight = nn.Parameter(weight)
+
+    def forward(self, x):
+        return x * self.weight + 0.5
+
+
+batch_size = 64
+dim = 512
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return [torch.randn(dim)]
+'''
+
+
+def test_a_weight_drawn_in_get_init_inputs_is_the_same_in_the_worker_and_the_oracle(tmp_path):
+    """Session 17's importer attack (#19): get_init_inputs() returned torch.randn(dim), called
+    unseeded, so the oracle's reference had other weights than the worker's and the honest v0
+    failed the independent check ("25 of 25 elements differ"). get_init_inputs is now called after
+    seeding with the trial's build seed in both processes."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "1_TensorInit.py").write_text(TENSOR_INIT)
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    cfg = compose(["hw=cpu", f"task.spec={tmp_path / 'specs' / rep.task / 'spec.yaml'}", "task.dtypes=[float32]",
+                   "exploration.trials=1", "exploration.progress=false", f"cache_dir={tmp_path / 'cache'}"])
+    result = engine.run(cfg, tmp_path / "run")
+    cands = [o for o in result.observations if o["role"] == "candidate"]
+    assert [(o["version"], o["verdict"]) for o in cands] == [("v0", "accepted")], [o["reason"][:300] for o in cands]
+
+
 def test_the_strided_convolution_gets_its_kernel_size_as_a_minimum(imported):
     out, _ = imported
     spec = load_spec(out / "kb_l1_6_conv2dstrided" / "spec.yaml")
