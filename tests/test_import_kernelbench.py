@@ -342,6 +342,20 @@ def test_a_weight_drawn_in_get_init_inputs_is_the_same_in_the_worker_and_the_ora
     assert [(o["version"], o["verdict"]) for o in cands] == [("v0", "accepted")], [o["reason"][:300] for o in cands]
 
 
+def test_a_problem_whose_eager_bfloat16_fails_on_the_cpu_imports_in_float32(tmp_path):
+    """Session 17's importer attack (#11): torch.fft.rfft has no bfloat16 kernel; the bfloat16 check's
+    error failed the whole import ("Model.forward raised RuntimeError: Unsupported dtype BFloat16").
+    float32 imports; bfloat16 is left out, flagged with the error."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "1_Rfft.py").write_text(_problem("        return torch.fft.rfft(x, dim=-1).abs()"))
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    assert load_spec(tmp_path / "specs" / rep.task / "spec.yaml").dtypes == ["float32"]
+    flag = next(f["message"] for f in rep.flags if f["kind"] == "bfloat16-left-out")
+    assert "BFloat16" in flag and _decision(rep, "dtype bfloat16")["choice"] == "left out"
+
+
 def test_the_strided_convolution_gets_its_kernel_size_as_a_minimum(imported):
     out, _ = imported
     spec = load_spec(out / "kb_l1_6_conv2dstrided" / "spec.yaml")
