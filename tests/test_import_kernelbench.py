@@ -506,3 +506,26 @@ def test_the_reference_header_names_the_file_as_the_user_passed_it(imported):
     assert str(ROOT) not in text and str(ROOT) not in (out / "kb_l1_1_scaledrelu" / "spec.yaml").read_text()
     spec = load_spec(out / "kb_l1_1_scaledrelu" / "spec.yaml")
     assert "a problem in KernelBench's format, 1_ScaledRelu.py" in spec.question and "KernelBench problem" not in spec.question
+
+
+BREAKS_THE_CONTRACT = {  # session 17's importer attack: imported unflagged, then v0 rejected or the engine crashed
+    "1_Tuple.py": (_problem("        return x.sum(dim=1), torch.argmax(x, dim=1)"), "returns a tuple of 2, not one tensor"),
+    "2_InPlace.py": (_problem("        x.mul_(2)\n        return x + 1"), "changes its input 0 in place"),
+    "3_View.py": (_problem("        return x.t()"), "returns a view of input 0"),
+    "4_Dropout.py": (_problem("        return torch.nn.functional.dropout(x, p=0.3, training=True)"), "is random"),
+    "5_Scalar.py": (_problem("        return x * 2", inputs="[torch.randn(n, m), 0.5]").replace(
+        "def forward(self, x):", "def forward(self, x, s):"), "non-tensor (float at position 1)"),
+}
+
+
+def test_a_problem_whose_v0_the_harness_would_reject_gets_a_one_line_reason(tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    for name, (text, _) in BREAKS_THE_CONTRACT.items():
+        (folder / name).write_text(text)
+    (folder / "6_Fine.py").write_text(_problem("        return x.t().contiguous() * 2"))
+    reps = {r.source.split("/")[-1]: r for r in import_all([folder], tmp_path / "specs")}
+    for name, (_, why) in BREAKS_THE_CONTRACT.items():
+        assert reps[name].status == "failed" and why in reps[name].reason, (name, reps[name].reason)
+        assert "\n" not in reps[name].reason
+    assert reps["6_Fine.py"].status == "imported", reps["6_Fine.py"].reason

@@ -1106,6 +1106,7 @@ def _import(text: str, origin: str, rep: Report, timing_budget: int) -> Dict[str
                f"within {VERIFY_BUDGET['flops']:.0e} FLOPs and {VERIFY_BUDGET['elements']} elements per tensor")
     rep.decide("interpret.shapes", interp, f"for hw=cpu: within {INTERPRET_BUDGET['flops']:.0e} FLOPs and "
                f"{INTERPRET_BUDGET['elements']} elements")
+    contract_check(src, dims, base_values, interp[0], rep)
     dtypes = cpu_checks(src, dims, base_values, verify, tolerance, rep, ["float32", "bfloat16"])
     training = training_check(src, dims, base_values, interp[0], rep)
     integer_input_check(src, dims, base_values, interp[0], rep)
@@ -1166,6 +1167,56 @@ def timing_shape(probe: Probe, dims: List[Dim], base_values, base: Measured, bud
              f"{label(shape)} ({_gb(got)}), so records do not time the problem's own sizes; raise "
              "--timing-budget-gib to keep them")
     return shape
+
+
+def contract_check(src, dims, base_values, shape, rep: Report) -> None:
+    """Raises ImportFailure (the problem's one-line reason) when its eager reference breaks what the
+    harness requires of every version, v0 included (references/VERIFICATION.md), so no spec is
+    written whose own v0 the harness would reject (session 17's importer attack): ``get_inputs()``
+    gives tensors only (a Python number crashed the comparison); ``forward`` returns exactly one
+    tensor (rule 1: a tuple is rejected), leaves its inputs unchanged (rule 7), returns memory of
+    its own (rule 7: a view such as ``x.t()`` shares the input's storage) and is deterministic (two
+    calls on the same inputs under different random states agree bit for bit: dropout with
+    ``training=True`` draws a new mask per call, and no fixed reference exists). Run on the CPU at
+    ``shape``, in float32, eval mode."""
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    inputs = _cpu_inputs(src, vals, torch.float32)
+    odd = [f"{type(x).__name__} at position {i}" for i, x in enumerate(inputs) if not isinstance(x, torch.Tensor)]
+    if odd:
+        raise ImportFailure(f"get_inputs() returns a non-tensor ({', '.join(odd[:3])}): the harness draws and compares "
+                            "tensor inputs only; make it a tensor or a module constant")
+    kept = [x.clone() for x in inputs]
+    ns = _namespace(src, vals)
+    torch.manual_seed(42)
+    model = _model(ns, _init_inputs(ns))
+    model.eval()
+    outs = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            outs.append(_forward(model, inputs))
+    out = outs[0]
+    if type(out) is not torch.Tensor:
+        n = f" of {len(out)}" if isinstance(out, (tuple, list)) else ""
+        raise ImportFailure(f"Model.forward returns a {type(out).__name__}{n}, not one tensor: the harness compares "
+                            "exactly one output tensor per call")
+    changed = [i for i, (x, k) in enumerate(zip(inputs, kept)) if not torch.equal(x, k)]
+    if changed:
+        raise ImportFailure(f"Model.forward changes its input {changed[0]} in place: the harness rejects any version "
+                            "that modifies its inputs (v0 included)")
+    alias = [i for i, x in enumerate(inputs) if x.numel() and out.numel()
+             and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()]
+    if alias:
+        raise ImportFailure(f"Model.forward returns a view of input {alias[0]} (shares its storage): the harness "
+                            "requires an output in memory of its own (v0 included); return a copy, e.g. .contiguous()")
+    a, b = outs
+    if type(b) is torch.Tensor and not (a.shape == b.shape and bool(((a == b) | (a.isnan() & b.isnan())).all())
+                                        if a.is_floating_point() else torch.equal(a, b)):
+        raise ImportFailure("Model.forward is random: two calls on the same inputs under different random states "
+                            "differ (dropout with training=True, torch.rand in forward): no fixed reference to verify "
+                            "against")
 
 
 def reproducible_inputs_check(src, dims, base_values, shape, rep: Report) -> None:
