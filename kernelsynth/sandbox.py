@@ -365,6 +365,21 @@ class Sandbox:
         rehide = [p for p in rehide if not any(_under(p, q) and p != q for q in rehide)]
         for p in rehide:
             cmd += ["--tmpfs", p]
+        # what the worker must read inside a hidden run directory (the generated candidates' folder,
+        # <run>/inductor) comes back after that tmpfs: with the run directory inside a checkout on
+        # sys.path (the default outputs/ of a clone under /tmp or the home) the rehide covered it, and
+        # every inductor candidate failed with FileNotFoundError (session 17's new-user review)
+        made_in: set = set()
+        for p in sorted(dict.fromkeys(os.path.realpath(x) for x in self.readable), key=len):
+            under = [q for q in rehide if _under(p, q) and p != q]
+            if not under or not os.path.exists(p):
+                continue
+            root = max(under, key=len)
+            for d in reversed([str(a) for a in Path(p).parents if _under(str(a), root) and str(a) != root]):
+                if d not in made_in:
+                    made_in.add(d)
+                    cmd += ["--perms", "0755", "--dir", d]
+            cmd += ["--ro-bind", p, p]
         for p in hide + rehide:
             cmd += ["--remount-ro", p]  # hidden and not writable either (a write there is denied, EROFS)
         # bwrap's /dev is a tmpfs without a size, owned by the worker's uid when the run is not root

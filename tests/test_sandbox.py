@@ -528,6 +528,33 @@ def test_a_run_directory_inside_the_home_and_a_readable_repo_stays_hidden(tmp_pa
     assert r.stdout.split("\n")[:4] == ["repo", "[] False", "denied 30", "tmp writable"]
 
 
+def test_a_readable_folder_inside_a_run_directory_inside_a_checkout_on_sys_path_stays_readable(tmp_path, monkeypatch):
+    """Session 17's new-user review: a clone under /tmp with the default outputs/ run directory; the
+    checkout is on sys.path (bound back), so the run directory is hidden again after the binds, and
+    that tmpfs covered <run>/inductor, the generated candidates' folder the workers must read: every
+    inductor candidate failed with FileNotFoundError. It is bound back, read-only; the rest of the
+    run directory stays hidden."""
+    _sandbox_or_skip()
+    repo = tmp_path / "clone"
+    run = repo / "outputs" / "2026-12-05" / "run"
+    gen = run / "inductor"
+    gen.mkdir(parents=True)
+    for d in (tmp_path, repo, repo / "outputs", repo / "outputs" / "2026-12-05", run, gen):
+        os.chmod(d, 0o755)
+    (gen / "float32_abc.py").write_text("GENERATED = 1\n")
+    (run / "observations.parquet").write_text("secret\n")
+    os.chmod(gen / "float32_abc.py", 0o644)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(repo)])
+    box = Sandbox(SandboxSettings(), hidden=[str(run)], readable=[str(repo), str(gen)])
+    code = ("import os, sys; r, g = sys.argv[1:3]; print(open(os.path.join(g, 'float32_abc.py')).read().strip()); "
+            "print(sorted(os.listdir(r)));\n"
+            "try:\n  open(os.path.join(g, 'x'), 'w')\nexcept OSError as e:\n  print('denied', e.errno)")
+    r = subprocess.run(box.command([sys.executable, "-c", code, str(run), str(gen)], {"uid": None}),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == ["GENERATED = 1", "['inductor']", "denied 30"]
+
+
 def test_compile_cache_folders_the_user_set_in_read_only_places_do_not_break_workers(tmp_path, monkeypatch):
     """Seen on the H200 (bench/h200_s7.sh): TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under the
     shared compile cache (bound read-only in the sandbox) passed through the environment's
