@@ -145,6 +145,39 @@ def flip2d_cheap_run(tmp_path_factory):
     return engine.run(cfg, run_dir)
 
 
+@pytest.fixture
+def nvcc_cubin(tmp_path_factory):
+    """``build(arch, macros, path, timeout)`` -> (returncode, stderr) of the device-code build the
+    harness's NVRTC makes (``nvcc -arch=<arch> -std=c++17 -cubin -x cu -o /dev/null -Xptxas -v -D<m>...
+    <path>``: no host pass; ptxas reports the kernel's resources). tests/test_tasks.py compiles every
+    build of a task and tests/test_conv_v6_emulation.py and test_conv_v7_emulation.py check ptxas's
+    report of some of the same builds: each command is compiled once per session and its result
+    kept in the session's temporary folder (keyed by the command and the source's bytes), shared by
+    the suite's processes (a lock per key: one compiles, the others wait and read its result)."""
+    import fcntl
+    import hashlib
+    import json
+    import subprocess
+
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "nvcc-cubin-results"
+    folder.mkdir(exist_ok=True)
+
+    def build(arch, macros, path, timeout=300):
+        cmd = ["nvcc", f"-arch={arch}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
+               *[f"-D{m}" for m in macros], str(path)]
+        key = hashlib.sha256("\0".join(cmd).encode() + b"\0" + Path(path).read_bytes()).hexdigest()
+        entry = folder / f"{key}.json"
+        with open(folder / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not entry.exists():
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+                entry.write_text(json.dumps([r.returncode, r.stderr]))
+            return tuple(json.loads(entry.read_text()))
+
+    return build
+
+
 @pytest.fixture(autouse=True)
 def _sigint_not_ignored():
     """Every test starts with Python's SIGINT handler: a child process inherits an ignored SIGINT,

@@ -4,7 +4,6 @@ runs): its spec loads as a task, its ladder runs on the Triton interpreter, and 
 source compiles for sm_90 in every dtype x config the harness would build."""
 
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -147,14 +146,11 @@ CUDA_TASKS = [n for n in sorted(TASKS) if _cuda_builds(n)]
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
 @pytest.mark.parametrize("name", CUDA_TASKS)
-def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name):
+def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name, nvcc_cubin):
     def nvcc(b):
         label, path, macros, arch = b
         # -cubin: device code only, what the harness's NVRTC compiles (no host pass: it never builds one)
-        cmd = ["nvcc", f"-arch={arch}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
-               *[f"-D{m}" for m in macros], str(path)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        return label, r.returncode, r.stderr
+        return (label, *nvcc_cubin(arch, macros, path))
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(nvcc, _cuda_builds(name)))
