@@ -84,8 +84,8 @@ def test_tools_tasks_lists_every_task_with_category_dtypes_backends_and_ladder(t
 
 
 # ---------------------------------------------------------------- one test per task found
-#: Tasks whose interpreter run is a session fixture of tests/conftest.py, shared with another test
-#: file (the same engine run, built once): their ladder tests follow the parametrized one.
+#: Tasks whose interpreter run is a session fixture of tests/conftest.py, shared with other test
+#: files (a run of a README command, made once): their ladder tests follow the parametrized one.
 SHARED_RUNS = {"conv_relu_maxpool": "conv_interpreter_run", "flip2d": "flip2d_cheap_run"}
 
 
@@ -103,8 +103,8 @@ def test_task_runs_its_ladder_on_the_interpreter(name, tmp_path):
 
 
 def test_conv_relu_maxpool_runs_its_ladder_on_the_interpreter(conv_interpreter_run):
-    """The ladder test of SHARED_RUNS' task, on the shared run (its first interpreter dtype, float32;
-    2 trials per shape, not 1: the run tests/test_cuda_backend.py needs)."""
+    """The ladder test of SHARED_RUNS' task, on the shared run (the conv job of the README's CPU sweep:
+    its first interpreter dtype, float32; 1 trial per shape, the parametrized test's config)."""
     spec = load_spec(TASKS["conv_relu_maxpool"], task_folder=True)
     assert conv_interpreter_run.spec.path == spec.path
     assert {o["dtype"] for o in conv_interpreter_run.observations} == {(spec.interpret_dtypes or spec.dtypes)[0]}
