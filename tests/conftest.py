@@ -57,10 +57,11 @@ def compose(overrides=()):
 
 #: Test files whose tests take the longest (measured on a 2-core CPU, ``--durations``): sent to the
 #: processes first, so no long test starts last while the other process idles. Order only; every
-#: test runs. test_resume.py is one group of four flip2d runs (its module fixture), test_readme.py's
-#: commands one test, the longest; test_tunables.py's sweep is a single long test, and
-#: test_cuda_backend.py's conv run (conv_interpreter_run) a group with test_tasks.py's conv test.
-SLOW_FIRST = ("test_resume.py", "test_usercmds.py", "test_adversarial.py", "test_readme.py",
+#: test runs. test_readme.py's commands (readme_runs) are the longest group, with the tests that read
+#: their runs (test_tasks.py's flip2d and conv ladder tests, test_cuda_backend.py's conv test,
+#: test_usercmds.py's record tests, test_tunables.py's sweep); test_resume.py is one group of four
+#: flip2d runs (its module fixture).
+SLOW_FIRST = ("test_readme.py", "test_resume.py", "test_usercmds.py", "test_adversarial.py",
               "test_cuda_backend.py", "test_tunables.py", "test_inductor_source.py", "test_tasks.py",
               "test_sandbox.py", "test_pipeline.py", "test_import_kernelbench.py", "test_packaging.py",
               "test_coverage.py", "test_cache.py", "test_precision.py")
@@ -119,30 +120,100 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def conv_interpreter_run(tmp_path_factory):
-    """One engine run of specs/conv_relu_maxpool on the Triton interpreter (hw=cpu; float32, its
-    interpreter dtype; 2 trials per shape), shared by tests/test_tasks.py's ladder test of the task
-    and tests/test_cuda_backend.py's precision test, which ran the same run apart (1 and 2 trials:
-    each now sees 2). On a 2-core machine it is one of the suite's longest runs (95-140 s)."""
-    from kernelsynth import engine
+def readme_runs(tmp_path_factory):
+    """The README's commands, each run at most once in the session (tests/test_readme.py, ReadmeRuns):
+    tests/test_readme.py runs every one; the fixtures below and tests/test_tunables.py read the runs
+    of some of them instead of running the same work again. The Hub they publish to is
+    tests/hub_server.py's, up for the session."""
+    from hub_server import HubServer
+    from test_readme import ReadmeRuns
 
-    run_dir = tmp_path_factory.mktemp("conv_interpreter_run")
-    cfg = compose(["hw=cpu", "exploration.trials=2", "exploration.progress=false", "task=conv_relu_maxpool",
-                   f"cache_dir={run_dir / 'cache'}"])
-    return engine.run(cfg, run_dir / "run")
+    with HubServer() as hub:
+        yield ReadmeRuns(tmp_path_factory.mktemp("readme"), hub)
+
+
+def load_run(run_dir):
+    """A finished run directory (a run's or a sweep job's) read back as the kernelsynth.engine.RunResult
+    its process returned: the spec from its .hydra/config.yaml, the hardware and dataset from its
+    run.json, its observations and trajectories from their Parquet files."""
+    import dataclasses
+    import json
+
+    import pyarrow.parquet as pq
+    from omegaconf import OmegaConf
+
+    from kernelsynth import engine
+    from kernelsynth.hardware import Hardware
+    from kernelsynth.store import verified_rows
+
+    run_dir = Path(run_dir)
+    info = json.loads((run_dir / "run.json").read_text())
+    hw_fields = {f.name for f in dataclasses.fields(Hardware)}
+    observations, events = verified_rows(run_dir)
+    assert not events, events
+    return engine.RunResult(run_dir=run_dir, spec=engine.load_task(OmegaConf.load(run_dir / ".hydra" / "config.yaml")),
+                            hardware=Hardware(**{k: v for k, v in info["hardware"].items() if k in hw_fields}),
+                            observations=observations,
+                            trajectories=pq.read_table(run_dir / "trajectories.parquet").to_pylist(),
+                            dataset_dir=Path(info["dataset_dir"]), wall_s=info["wall_s"], published=info["published"],
+                            publish_error=info["publish_error"])
+
+
+#: The README's sweep of both built-in tasks on the CPU (RULES: float32, 1 trial per shape).
+README_CPU_SWEEP = "python -m kernelsynth -m task=flip2d,conv_relu_maxpool hw=cpu hydra.sweep.dir=multirun/cpu"
 
 
 @pytest.fixture(scope="session")
-def flip2d_cheap_run(tmp_path_factory):
-    """One engine run of specs/flip2d on the Triton interpreter (hw=cpu, float32, 1 trial per
-    shape), shared by tests/test_tasks.py's ladder test of the task and tests/test_usercmds.py's
-    record tests (its ``run``), which built this same config apart."""
-    from kernelsynth import engine
+def conv_interpreter_run(readme_runs):
+    """The conv_relu_maxpool job of the README's CPU sweep (README_CPU_SWEEP: the Triton
+    interpreter, float32, its interpreter dtype, 1 trial per shape), read back (load_run): shared by
+    tests/test_tasks.py's ladder test of the task and tests/test_cuda_backend.py's precision test,
+    which ran this run apart before (1 and 2 trials), then together in a run of their own. On a
+    2-core machine it is one of the suite's longest runs (95-180 s): now made once, by the README's command."""
+    jobs = [d.parent for d in sorted(readme_runs.out_dir(README_CPU_SWEEP).glob("*/.hydra"))]
+    [job] = [d for d in jobs if "conv_relu_maxpool" in (d / ".hydra" / "overrides.yaml").read_text()]
+    return load_run(job)
 
-    run_dir = tmp_path_factory.mktemp("flip2d_cheap_run")
-    cfg = compose(["hw=cpu", "exploration.trials=1", "exploration.progress=false", "task.dtypes=[float32]",
-                   "task=flip2d", f"cache_dir={run_dir / 'cache'}"])
-    return engine.run(cfg, run_dir)
+
+@pytest.fixture(scope="session")
+def flip2d_cheap_run(readme_runs):
+    """The README's main job (``python -m kernelsynth``: flip2d; RULES: hw=cpu, float32, 1 trial per
+    shape), read back (load_run): shared by tests/test_tasks.py's ladder test of the task and
+    tests/test_usercmds.py's record tests (its ``run``), which ran this same config apart before."""
+    return load_run(readme_runs.out_dir("python -m kernelsynth"))
+
+
+@pytest.fixture
+def nvcc_cubin(tmp_path_factory):
+    """``build(arch, macros, path, timeout)`` -> (returncode, stderr) of the device-code build the
+    harness's NVRTC makes (``nvcc -arch=<arch> -std=c++17 -cubin -x cu -o /dev/null -Xptxas -v -D<m>...
+    <path>``: no host pass; ptxas reports the kernel's resources). tests/test_tasks.py compiles every
+    build of a task and tests/test_conv_v6_emulation.py and test_conv_v7_emulation.py check ptxas's
+    report of some of the same builds: each command is compiled once per session and its result
+    kept in the session's temporary folder (keyed by the command and the source's bytes), shared by
+    the suite's processes (a lock per key: one compiles, the others wait and read its result)."""
+    import fcntl
+    import hashlib
+    import json
+    import subprocess
+
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "nvcc-cubin-results"
+    folder.mkdir(exist_ok=True)
+
+    def build(arch, macros, path, timeout=300):
+        cmd = ["nvcc", f"-arch={arch}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
+               *[f"-D{m}" for m in macros], str(path)]
+        key = hashlib.sha256("\0".join(cmd).encode() + b"\0" + Path(path).read_bytes()).hexdigest()
+        entry = folder / f"{key}.json"
+        with open(folder / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not entry.exists():
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+                entry.write_text(json.dumps([r.returncode, r.stderr]))
+            return tuple(json.loads(entry.read_text()))
+
+    return build
 
 
 @pytest.fixture(autouse=True)

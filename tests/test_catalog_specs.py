@@ -227,9 +227,8 @@ def test_the_float64_reference_rounds_the_parameters_to_the_job_dtype_as_the_har
 
 #: every probe of every spec, in the dtypes it runs in (``spec.probes_for``), by its index in the
 #: spec's list
-PROBED = [(n, d, k) for n in sorted(TASKS) for d in load_spec(TASKS[n], task_folder=True).dtypes
-          for k, p in enumerate(load_spec(TASKS[n], task_folder=True).probes)
-          if p in probes_for(load_spec(TASKS[n], task_folder=True).probes, d)]
+PROBED = [(n, d, k) for n, spec in ((n, load_spec(TASKS[n], task_folder=True)) for n in sorted(TASKS))
+          for d in spec.dtypes for k, p in enumerate(spec.probes) if p in probes_for(spec.probes, d)]
 
 
 @pytest.mark.parametrize("name,dtype_name,k", PROBED)

@@ -25,7 +25,6 @@ layout is what is tested; rounding is checked on the GPU (bench/conv_v6_probe.py
 
 import re
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -298,7 +297,7 @@ def _v6_builds():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-def test_v6_compiles_for_sm90a_without_local_memory_or_serialized_wgmma():
+def test_v6_compiles_for_sm90a_without_local_memory_or_serialized_wgmma(nvcc_cubin):
     """Both dtypes x both tiles (STAGES = 3; tests/test_tasks.py compiles every config) build for
     sm_90a (the launch block's arch_specific), with no spill or stack (local memory) and without
     ptxas's advisory that it serialized the wgmma pipeline; and sm_90 (no arch-specific features)
@@ -309,10 +308,7 @@ def test_v6_compiles_for_sm90a_without_local_memory_or_serialized_wgmma():
 
     def nvcc(build, arch=None):
         dt, cfg, macros, a = build
-        cmd = ["nvcc", f"-arch={arch or a}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
-               *[f"-D{m}" for m in macros], str(v6.file)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        return (dt, cfg), r.returncode, r.stderr
+        return ((dt, cfg), *nvcc_cubin(arch or a, macros, v6.file, timeout=120))  # tests/conftest.py: once a session
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(nvcc, builds))

@@ -34,7 +34,6 @@ checked on the GPU (bench/conv_v7_probe.py).
 
 import re
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -403,7 +402,7 @@ def _v7_builds():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-def test_v7_compiles_for_sm90a_without_local_memory_or_injected_waits():
+def test_v7_compiles_for_sm90a_without_local_memory_or_injected_waits(nvcc_cubin):
     """Both dtypes x every config build for sm_90a, with no spill or stack, no wgmma wait injected
     by ptxas (C7517: it would drain the group the kernel keeps in flight across the barrier) and
     no serialized wgmma; BN = 64 fits two blocks of 256 threads per SM (<= 128 registers)."""
@@ -412,10 +411,7 @@ def test_v7_compiles_for_sm90a_without_local_memory_or_injected_waits():
 
     def nvcc(build):
         dt, cfg, macros, a = build
-        cmd = ["nvcc", f"-arch={a}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
-               *[f"-D{m}" for m in macros], str(v7.file)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        return (dt, cfg), r.returncode, r.stderr
+        return ((dt, cfg), *nvcc_cubin(a, macros, v7.file))  # tests/conftest.py: once a session
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(nvcc, builds))

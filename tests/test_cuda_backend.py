@@ -152,7 +152,7 @@ def test_broken_cuda_declarations_name_the_field(tmp_path, mutate, field):
 
 
 def test_conv_task_runs_through_the_interpreter_and_states_its_precision(conv_interpreter_run):
-    # the run (hw=cpu, 2 trials, the spec's dtypes) is tests/conftest.py's, shared with tests/test_tasks.py
+    # the run (hw=cpu, float32, 1 trial) is tests/conftest.py's: the README's CPU sweep's conv job
     result = conv_interpreter_run
     obs = {o["version"]: o for o in result.observations}
     assert set(obs) == {"v0", "v3"}  # the CUDA versions need a GPU; bfloat16 is GPU-only (spec)

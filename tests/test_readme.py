@@ -11,12 +11,13 @@ import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import ROOT
-from hub_server import TOKEN, HubServer
+from hub_server import TOKEN
 
 PROGRAMS = ("python -m kernelsynth", "kernelsynth-tools ", "kernelsynth ", "pip ", "python -m pytest")
 
@@ -33,10 +34,12 @@ RULES = {
     "cluster": "not run: a hydra/launcher=slurm_submitit or ray_cluster sweep needs a Slurm or Ray cluster, which CI "
                "does not have; tests/test_usercmds.py runs a flip2d sweep through the same plugin's local executor "
                "(hydra/launcher=submitit_local) and composes slurm_submitit.yaml; Ray is not installed in CI (README)",
-    "same": "a command that is the same as an earlier one after these rules (only its run directory differs, or "
+    "same": "a command that is the same as another one after these rules (only its run directory differs, or "
             "one of them names the default task of conf/config.yaml and the other leaves it implicit) runs once",
     "order": "python -m kernelsynth commands run first, in README order, then kernelsynth-tools commands, then "
-             "Python snippets (a merge or publish needs the runs the README made before it)",
+             "Python snippets (a merge or publish needs the runs the README made before it); a test that reads a "
+             "kernelsynth command's output may have run that command earlier in the session (they do not depend on "
+             "each other; tests/conftest.py, readme_runs)",
 }
 
 
@@ -110,45 +113,80 @@ def prepare(cmd, tmp, i):
     return argv, None
 
 
-def test_readme_and_help_commands_run_on_the_cpu(tmp_path):
+def readme_and_help_commands():
+    """Every command of the README, then those --help shows that the README does not, in RULES' order."""
     readme = (ROOT / "README.md").read_text()
     cmds = readme_commands(readme) + [c for c in readme_commands(_help_text()) if c not in readme_commands(readme)]
-    assert any(c.startswith("python -m kernelsynth -m") for c in cmds) and any("publish" in c for c in cmds)
-    runs = sorted(cmds, key=lambda c: not c.startswith("python -m kernelsynth"))
-    ran, skipped, seen = [], [], set()
-    from kernelsynth.sandbox import Sandbox
+    return sorted(cmds, key=lambda c: not c.startswith("python -m kernelsynth"))
 
-    box = Sandbox()  # external candidates need it; README: KERNELSYNTH_ALLOW_NO_SANDBOX=1 skips what does
-    no_box = None if box.active or os.environ.get("KERNELSYNTH_ALLOW_NO_SANDBOX") != "1" else box.problem
-    with HubServer() as hub:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN,
-               "HF_HOME": str(tmp_path / "hf_home"), "HF_DATASETS_CACHE": str(tmp_path / "hf_datasets"),
-               "HF_HUB_DISABLE_XET": "1"}
-        for i, cmd in enumerate(runs):
-            argv, why = prepare(cmd, tmp_path, i)
-            if argv is None:
-                skipped.append((cmd, why))
-                continue
-            if no_box and any(a.startswith("exploration.extra_candidates=") for a in argv):
-                skipped.append((cmd, f"external candidates need the sandbox, absent here ({no_box}); "
-                                     "KERNELSYNTH_ALLOW_NO_SANDBOX=1"))
-                continue
-            same = tuple(sorted(a for a in argv if not a.startswith(("hydra.run.dir=", "hydra.sweep.dir="))
-                                and a != f"task={DEFAULT_TASK}"))
-            if same in seen and argv[2] == "kernelsynth":
-                skipped.append((cmd, RULES["same"]))
-                continue
-            seen.add(same)
-            p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
-            assert p.returncode == 0, f"{cmd}\n(ran as {shlex.join(argv)})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
-            ran.append(cmd)
-        for snippet in python_snippets(readme):
-            code = re.sub(r"([\"'])(outputs|multirun)/", lambda m: f"{m.group(1)}{tmp_path}/{m.group(2)}/", snippet)
-            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
-                               timeout=300)
-            assert p.returncode == 0, f"{snippet}\n{p.stderr[-3000:]}"
+
+class ReadmeRuns:
+    """The README's and --help's commands changed by RULES, each run at most once in a session
+    (tests/conftest.py's ``readme_runs``): tests/test_readme.py runs them all and asserts that each
+    exits 0; other tests read what a command wrote (:meth:`out_dir`) instead of running the same
+    work again (tests/conftest.py's ``flip2d_cheap_run`` and ``conv_interpreter_run``,
+    tests/test_tunables.py's sweep). The environment is the user's shell: no TRITON_INTERPRET
+    (hw=cpu sets it in the workers), HF_* pointing at tests/hub_server.py."""
+
+    def __init__(self, tmp, hub):
+        from kernelsynth.sandbox import Sandbox
+
+        self.tmp, self.hub = tmp, hub
+        self.cmds = readme_and_help_commands()
+        box = Sandbox()  # external candidates need it; README: KERNELSYNTH_ALLOW_NO_SANDBOX=1 skips what does
+        self.no_box = None if box.active or os.environ.get("KERNELSYNTH_ALLOW_NO_SANDBOX") != "1" else box.problem
+        self.env = {**{k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}, "PYTHONPATH": str(ROOT),
+                    "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp / "hf_home"),
+                    "HF_DATASETS_CACHE": str(tmp / "hf_datasets"), "HF_HUB_DISABLE_XET": "1"}
+        self.runs = {}  # a command's RULES["same"] key -> (argv, finished process)
+
+    def run(self, cmd):
+        """(argv, process, why-not-run) of ``cmd``: run now unless a command the same after RULES ran
+        (its argv and process are returned), or (argv or None, None, the rule) when it is not run."""
+        assert cmd in self.cmds, f"not a command of the README or --help: {cmd}"
+        argv, why = prepare(cmd, self.tmp, self.cmds.index(cmd))
+        if argv is None:
+            return None, None, why
+        if self.no_box and any(a.startswith("exploration.extra_candidates=") for a in argv):
+            return argv, None, (f"external candidates need the sandbox, absent here ({self.no_box}); "
+                                "KERNELSYNTH_ALLOW_NO_SANDBOX=1")
+        same = tuple(sorted(a for a in argv if not a.startswith(("hydra.run.dir=", "hydra.sweep.dir="))
+                            and a != f"task={DEFAULT_TASK}"))
+        key = same if argv[2] == "kernelsynth" else (cmd,)
+        if key not in self.runs:
+            p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=900)
+            self.runs[key] = (argv, p)
+        return (*self.runs[key], None)
+
+    def out_dir(self, cmd):
+        """The run or sweep directory ``cmd`` wrote (run first if it has not run); asserts it exited 0."""
+        argv, p, why = self.run(cmd)
+        assert p is not None, why
+        assert p.returncode == 0, f"{cmd}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+        return Path(next(a.split("=", 1)[1] for a in argv if a.startswith(("hydra.run.dir=", "hydra.sweep.dir="))))
+
+
+def test_readme_and_help_commands_run_on_the_cpu(readme_runs):
+    cmds = readme_runs.cmds
+    assert any(c.startswith("python -m kernelsynth -m") for c in cmds) and any("publish" in c for c in cmds)
+    ran, skipped = {}, []
+    for cmd in cmds:
+        argv, p, why = readme_runs.run(cmd)
+        if p is None:
+            skipped.append((cmd, why))
+            continue
+        assert p.returncode == 0, f"{cmd}\n(ran as {shlex.join(argv)})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+        if id(p) in ran:  # the same as another command after RULES: one run for both
+            skipped.append((cmd, RULES["same"]))
+        ran[id(p)] = cmd
+    tmp_path = readme_runs.tmp
+    for snippet in python_snippets((ROOT / "README.md").read_text()):
+        code = re.sub(r"([\"'])(outputs|multirun)/", lambda m: f"{m.group(1)}{tmp_path}/{m.group(2)}/", snippet)
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=readme_runs.env,
+                           timeout=300)
+        assert p.returncode == 0, f"{snippet}\n{p.stderr[-3000:]}"
     assert len(ran) >= 6 and all(why for _, why in skipped)
-    assert sorted(hub.state.repos) == ["org/name"]  # the README's publish commands pushed there
+    assert sorted(readme_runs.hub.state.repos) == ["org/name"]  # the README's publish commands pushed there
 
 
 def test_the_readme_fields_list_is_the_record_schema():

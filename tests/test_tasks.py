@@ -4,7 +4,6 @@ runs): its spec loads as a task, its ladder runs on the Triton interpreter, and 
 source compiles for sm_90 in every dtype x config the harness would build."""
 
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -85,8 +84,8 @@ def test_tools_tasks_lists_every_task_with_category_dtypes_backends_and_ladder(t
 
 
 # ---------------------------------------------------------------- one test per task found
-#: Tasks whose interpreter run is a session fixture of tests/conftest.py, shared with another test
-#: file (the same engine run, built once): their ladder tests follow the parametrized one.
+#: Tasks whose interpreter run is a session fixture of tests/conftest.py, shared with other test
+#: files (a run of a README command, made once): their ladder tests follow the parametrized one.
 SHARED_RUNS = {"conv_relu_maxpool": "conv_interpreter_run", "flip2d": "flip2d_cheap_run"}
 
 
@@ -104,8 +103,8 @@ def test_task_runs_its_ladder_on_the_interpreter(name, tmp_path):
 
 
 def test_conv_relu_maxpool_runs_its_ladder_on_the_interpreter(conv_interpreter_run):
-    """The ladder test of SHARED_RUNS' task, on the shared run (its first interpreter dtype, float32;
-    2 trials per shape, not 1: the run tests/test_cuda_backend.py needs)."""
+    """The ladder test of SHARED_RUNS' task, on the shared run (the conv job of the README's CPU sweep:
+    its first interpreter dtype, float32; 1 trial per shape, the parametrized test's config)."""
     spec = load_spec(TASKS["conv_relu_maxpool"], task_folder=True)
     assert conv_interpreter_run.spec.path == spec.path
     assert {o["dtype"] for o in conv_interpreter_run.observations} == {(spec.interpret_dtypes or spec.dtypes)[0]}
@@ -147,14 +146,11 @@ CUDA_TASKS = [n for n in sorted(TASKS) if _cuda_builds(n)]
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
 @pytest.mark.parametrize("name", CUDA_TASKS)
-def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name):
+def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name, nvcc_cubin):
     def nvcc(b):
         label, path, macros, arch = b
         # -cubin: device code only, what the harness's NVRTC compiles (no host pass: it never builds one)
-        cmd = ["nvcc", f"-arch={arch}", "-std=c++17", "-cubin", "-x", "cu", "-o", "/dev/null", "-Xptxas", "-v",
-               *[f"-D{m}" for m in macros], str(path)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        return label, r.returncode, r.stderr
+        return (label, *nvcc_cubin(arch, macros, path))
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(nvcc, _cuda_builds(name)))

@@ -61,13 +61,15 @@ def test_unknown_tunable_fails_in_one_line_listing_the_spec_tunables(tmp_path):
     assert "task.tunables.BLOCK_Q" in lines[0] and "['BLOCK_M', 'BLOCK_N', 'num_warps']" in lines[0]
 
 
-def test_sweep_over_a_tunable_as_the_readme_writes_it_honours_each_pin_on_the_cpu(tmp_path):
-    sweep = tmp_path / "sweep"
-    p = _cli("-m", "hw=cpu", "task.tunables.BLOCK_N=256,512", "task.dtypes=[float32]", "exploration.trials=1",
-             "exploration.progress=false", f"hydra.sweep.dir={sweep}", f"cache_dir={tmp_path / 'cache'}",
-             cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-3000:]
-    for job, block_n in (("0", 256), ("1", 512)):
+#: The README's sweep over a tunable (tests/test_readme.py RULES: hw=cpu, float32, 1 trial per shape).
+README_SWEEP = "python -m kernelsynth -m hw=h200 task.tunables.BLOCK_N=512,1024,2048 hydra.sweep.dir=multirun/flip2d-h200"
+
+
+def test_sweep_over_a_tunable_as_the_readme_writes_it_honours_each_pin_on_the_cpu(readme_runs):
+    """The README's own sweep command, run once for this test and tests/test_readme.py
+    (tests/conftest.py, readme_runs; without TRITON_INTERPRET in its environment: hw=cpu sets it)."""
+    sweep = readme_runs.out_dir(README_SWEEP)
+    for job, block_n in (("0", 512), ("1", 1024), ("2", 2048)):
         obs = pq.read_table(sweep / job / "observations.parquet").to_pylist()
         assert obs and {json.loads(o["config"])["BLOCK_N"] for o in obs} == {block_n}, (job, obs)
         assert all(o["verdict"] == "accepted" for o in obs)

@@ -18,11 +18,12 @@ environment.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 #: The backends kernelsynth ships: name -> module.
 BUILTIN = {"triton": "kernelsynth.backends.triton", "torch": "kernelsynth.backends.pytorch",
@@ -173,14 +174,22 @@ def _discovered() -> Dict[str, str]:
     for src in filter(None, os.environ.get("KERNELSYNTH_BACKENDS", "").split(os.pathsep)):
         src = str(Path(src).expanduser().resolve()) if src.endswith(".py") else src
         found.setdefault(load_source(src).name, src)
+    for name, src in _entry_point_backends():
+        found.setdefault(name, src)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _entry_point_backends() -> Tuple[Tuple[str, str], ...]:
+    """(name, module) of the ``kernelsynth.backends`` entry points of the installed packages, read
+    once per process: the scan reads every installed distribution's metadata (about 70 ms with
+    ~180 packages), and load_spec asks for the backend names several times per spec."""
     try:
         from importlib.metadata import entry_points
 
-        for ep in entry_points(group="kernelsynth.backends"):
-            found.setdefault(ep.name, ep.value.split(":")[0])
+        return tuple((ep.name, ep.value.split(":")[0]) for ep in entry_points(group="kernelsynth.backends"))
     except Exception:  # noqa: BLE001 - broken metadata of another package must not stop a run
-        pass
-    return found
+        return ()
 
 
 def source(name: str) -> str:
