@@ -529,3 +529,27 @@ def test_a_problem_whose_v0_the_harness_would_reject_gets_a_one_line_reason(tmp_
         assert reps[name].status == "failed" and why in reps[name].reason, (name, reps[name].reason)
         assert "\n" not in reps[name].reason
     assert reps["6_Fine.py"].status == "imported", reps["6_Fine.py"].reason
+
+
+def test_a_reference_that_breaks_on_a_derived_shape_ends_the_run_with_one_line(tmp_path):
+    """Session 17's importer attack (#1): a model that needs an even last dim, which only real
+    tensors show, imports with that dim unconstrained; rule 12's derived shapes make it odd and
+    the reference fails in the oracle. The run used to end in a Python traceback (RuntimeError out
+    of the exploration stage); it is now a UserError naming the shape and the spec field, which the
+    CLI prints as one line."""
+    from kernelsynth.errors import UserError
+
+    body = ("        if x.device.type != 'meta' and x.shape[1] % 2:\n"
+            "            raise ValueError('the last dim must be even')\n        return x * 2")
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "1_EvenOnly.py").write_text(_problem(body))
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    cfg = compose(["hw=cpu", f"task.spec={tmp_path / 'specs' / rep.task / 'spec.yaml'}", "task.dtypes=[float32]",
+                   "exploration.trials=1", "exploration.progress=false", f"cache_dir={tmp_path / 'cache'}"])
+    with pytest.raises(UserError, match=r"reference failed on the audited shapes \(float32.*on shape \d+x\d+ .*"
+                                         r"last dim must be even.*constraints") as e:
+        engine.run(cfg, tmp_path / "run")
+    assert "Traceback" not in str(e.value)
+

@@ -463,8 +463,8 @@ class Exploration:
         None, dtype): refs}``. The aten ops the oracle saw the reference dispatch join the spec's
         ``reference_ops`` in every job of that dtype (kernelsynth.spec.merge_reference_ops).
         A device where the oracle fails while it runs on another is retired (a failing GPU, not a
-        broken task). Raises RuntimeError when the reference fails on every device (the task is
-        broken, not a candidate)."""
+        broken task). Raises UserError when the reference fails on every device (the task is
+        broken, not a candidate: the CLI prints one line naming the shape, no traceback)."""
         refs: Dict[Any, Dict[str, Any]] = {}
         where = [d.index for d in devices if d.index not in pool.retired] if devices else [None]
         seen = set()
@@ -477,7 +477,10 @@ class Exploration:
             good = {where[i]: r for i, r in results.items() if r.ok}
             if not good:
                 res = results[0]
-                raise RuntimeError(f"the reference failed on the audited shapes ({dtype}, {res.fault}): {res.error}")
+                lines = [ln.strip() for ln in (res.error or "").splitlines() if ln.strip()]
+                why = next((ln for ln in reversed(lines) if " on shape " in ln or ln.startswith("on shape ")),
+                           lines[-1] if lines else res.fault)
+                raise UserError(f"the task's reference failed on the audited shapes ({dtype}, {res.fault}): {why}"[:1500])
             for i, r in results.items():
                 if not r.ok:
                     pool.retire(where[i], f"the reference failed there and not elsewhere ({r.fault}): "
