@@ -20,7 +20,9 @@ small verify shapes (values):
   it is an op parameter kept fixed (kernel size, stride, a reduced-dim index). Constants whose
   perturbation alone breaks the model but which run when perturbed together are one dim
   (flagged). Constants read by ``Model`` itself stay fixed (the harness builds the original class).
-- **constraints**: the smallest value and the multiple each dim needs to run (flagged).
+- **constraints**: the smallest value and the multiple each dim needs to run (flagged): on the
+  meta device, and for the minimum also in real CPU runs with the other dims small
+  (:meth:`Probe.runs_for_real`: the meta device's checks differ between torch versions).
 - **work**: ``flops`` from torch.utils.flop_counter.FlopCounterMode and ``bytes`` from the inputs,
   outputs, parameters and buffers, fitted as formulas of the dims (kernelsynth/importers/fit.py)
   and checked at three shapes off the fitting grid; a formula that does not check is flagged
@@ -28,7 +30,9 @@ small verify shapes (values):
 - **category**: ``matmul`` when the counted FLOPs are not zero, ``reduction`` when a dim is
   reduced away or a reduction operator runs, else ``elementwise``; tolerances are
   kernelsynth/tolerance.py's defaults of that class, with their sources; a reduction's atol is
-  raised to the float32 summation bound of its reduced length (:func:`summation_tolerance`).
+  raised to the float32 summation bound of its reduced length (:func:`summation_tolerance`),
+  a centring normalisation's to the error honest float32 makes on a row of nearly equal values
+  (:func:`centering_tolerance`).
 - **shapes**: the original sizes as the timing shape; verify and interpreter shapes scaled down,
   odd (ragged), reduced dims kept long, within a work budget.
 - **checks on the CPU** at the verify shapes: whether an all-zeros or a bfloat16-precision
@@ -36,7 +40,10 @@ small verify shapes (values):
   dtype is left out, flagged ``bfloat16-left-out`` with the worst element), whether train and
   eval mode differ on one draw of the inputs (BatchNorm, Dropout: the harness runs modules in
   eval mode; flagged, and stated in the spec as ``mode: eval``), whether two draws of the inputs
-  from one generator state agree (else ``unseeded-inputs``).
+  from one generator state agree (else ``unseeded-inputs``); and what the harness requires of v0
+  (:func:`contract_check`: tensor inputs, one fresh output tensor, inputs unchanged, a
+  deterministic forward), else the problem is not imported (its one-line reason). Eager bfloat16
+  that does not run on the CPU leaves bfloat16 out (``bfloat16-left-out`` with the error).
 - **reduced dims**: reduced away (in no output shape) or with ``keepdim`` (a reduction operator's
   output holds the axis at 1 while its input grows with the dim); kept long in verify shapes.
 - **timing shape**: flagged ``large-timing-shape`` (bytes) past 1 GiB of inputs, outputs and
