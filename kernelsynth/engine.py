@@ -293,5 +293,11 @@ def print_summary(result: RunResult, console=None) -> None:
                       f"(datasets.load_dataset('{result.dataset_dir}', '{result.spec.name}'))", soft_wrap=True)
     for t in result.trajectories:
         if not t["accepted"]:
-            console.print(f"[yellow]rejected[/yellow] {t['dtype']}: " + "; ".join(t["reasons"]))
+            # name the trajectory's source: an imported task's ladder (v0 alone) is always rejected, while its
+            # v0 -> inductor trajectory may be accepted (session 17's new-user review read it as a failure)
+            kept = sorted(o.get("source", "ladder") for o in result.trajectories
+                          if o["accepted"] and o["dtype"] == t["dtype"])
+            also = f" (accepted for {t['dtype']}: the {', '.join(kept)} trajectory)" if kept else ""
+            console.print(f"[yellow]rejected[/yellow] {t['dtype']} {t.get('source', 'ladder')} trajectory{also}: "
+                          + "; ".join(t["reasons"]))
     console.print(f"end-to-end wall time: {result.wall_s:.1f} s")

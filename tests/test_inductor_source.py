@@ -84,6 +84,16 @@ def test_imported_task_gets_a_v0_eager_to_inductor_record(runs):
     assert "not written by a person" in rec["why"] and f"torch {torch.__version__}" in rec["why"]
     assert "class ModelNew" in rec["answer_code"]
     assert "batch_size" in rec["question"]  # the importer's question: the reference and its dims
+    # the console names which trajectory was rejected and that the other was accepted (session 17's new-user
+    # review read "rejected float32: no verified version other than the reference" as the run failing)
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=400, record=True)
+    engine.print_summary(result, console=console)
+    text = console.export_text()
+    assert "rejected float32 ladder trajectory (accepted for float32: the inductor trajectory): " in text
 
 
 def test_extern_kernel_calls_are_library_calls_in_the_census():
