@@ -553,3 +553,17 @@ def test_a_reference_that_breaks_on_a_derived_shape_ends_the_run_with_one_line(t
         engine.run(cfg, tmp_path / "run")
     assert "Traceback" not in str(e.value)
 
+
+def test_the_centring_bound_takes_an_eps_passed_to_the_function(tmp_path):
+    """Session 17's importer attack (#17): F.layer_norm(..., eps=1e-10) has no module with an eps, so
+    the bound assumed 1e-5 and honest float32 failed it on a derived shape of rows of 2. The eps
+    argument of the traced normalisation is read now."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "1_TinyEps.py").write_text(_problem("        return torch.nn.functional.layer_norm(x, (x.shape[-1],), "
+                                                  "eps=1e-10)"))
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    d = _decision(rep, "tolerance atol (centring normalisation)")
+    assert "eps 1e-10" in d["evidence"] and float(d["choice"]) > 0.05  # 2 * 2^-24 * 1.25 M / 1e-5, M about 4
+

@@ -211,6 +211,8 @@ class Measured:
     no_formula: List[str]
     #: each call of a :data:`REDUCTION_OPS` operator: (name, its first tensor's shape, its outputs' shapes)
     reductions: List[Tuple[str, Tuple[int, ...], List[Tuple[int, ...]]]] = field(default_factory=list)
+    #: the ``eps`` argument of each normalisation operator call (:data:`EPS_ARG`), as traced
+    eps: List[float] = field(default_factory=list)
 
     def axes(self, trace: bool = True):
         groups = [("input", self.inputs), ("output", self.outputs), ("param", self.params)]
@@ -318,7 +320,7 @@ class Probe:
         if not isinstance(model, torch.nn.Module):
             raise ImportFailure(f"Model(*get_init_inputs()) made a {type(model).__name__}, not an nn.Module")
         model.eval()
-        trace, ops, no_formula, reductions = [], [], [], []
+        trace, ops, no_formula, reductions, eps = [], [], [], [], []
 
         class Recorder(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -328,6 +330,8 @@ class Probe:
                 if func.overloadpacket not in flop_registry:
                     no_formula.append(name)
                 trace.extend(tuple(t.shape) for t in _leaves(out))
+                if name in EPS_ARG and len(args) > EPS_ARG[name] and isinstance(args[EPS_ARG[name]], (int, float)):
+                    eps.append(float(args[EPS_ARG[name]]))
                 if name in REDUCTION_OPS:
                     first = _leaves(list(args))
                     if first:
@@ -343,7 +347,7 @@ class Probe:
         tensors = lambda ts: [(tuple(t.shape), t.dtype) for t in ts]  # noqa: E731
         params = list(model.parameters()) + list(model.buffers())
         return Measured(tensors(_leaves(inputs)), tensors(outs), tensors(params), trace, int(counter.get_total_flops()),
-                        ops, no_formula, reductions)
+                        ops, no_formula, reductions, eps)
 
 
 @dataclass
@@ -903,8 +907,12 @@ def summation_tolerance(src, probe, dims, base_values, tolerance, rep: Report,
 #: raised atol is looser than its running statistics need.
 CENTERING_OPS = {"native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit", "var",
                  "var_mean", "std", "std_mean"}
-#: The eps assumed when a centring normalisation has no module with an ``eps`` (PyTorch's default).
+#: The eps assumed when a centring normalisation shows none (no ``eps`` argument traced, no module
+#: with an ``eps``): PyTorch's default.
 DEFAULT_EPS = 1e-5
+#: The position of the ``eps`` argument of the aten normalisation operators (native_functions.yaml).
+EPS_ARG = {"native_layer_norm": 4, "native_group_norm": 7, "native_batch_norm": 7, "_native_batch_norm_legit": 7,
+           "_native_batch_norm_legit_no_training": 6}
 
 
 def centering_tolerance(src, dims, base_values, base: Measured, shape: Dict[str, int], tolerance,
@@ -938,11 +946,13 @@ def centering_tolerance(src, dims, base_values, base: Measured, shape: Dict[str,
         model = _model(ns, _init_inputs(ns))
     epss = [float(m.eps) for m in (model.modules() if isinstance(model, torch.nn.Module) else [])
             if isinstance(getattr(m, "eps", None), (int, float)) and m.eps > 0]
+    epss += [e for e in base.eps if e > 0]  # F.layer_norm(x, shape, eps=1e-10): an argument, not a module's
     eps = min(epss) if epss else DEFAULT_EPS
     bound = 2.0 * _U32 * 1.25 * big / math.sqrt(eps)
     atol = float(f"{bound:.2g}")
     atol = atol if atol >= bound else float(f"{bound * 1.05:.2g}")
-    origin = "the smallest eps of the model's modules" if epss else "assumed: no module of the model has an eps"
+    origin = ("the smallest eps of the traced normalisations and the model's modules" if epss
+              else "assumed: no eps traced and no module of the model has one")
     label = "x".join(str(v) for v in shape.values())
     where = f"eps {eps:g} ({origin}), M = 1.25 x max|x| = 1.25 x {big:.3g} (the inputs at {label} on the CPU)"
     out = {}
