@@ -567,3 +567,17 @@ def test_the_centring_bound_takes_an_eps_passed_to_the_function(tmp_path):
     d = _decision(rep, "tolerance atol (centring normalisation)")
     assert "eps 1e-10" in d["evidence"] and float(d["choice"]) > 0.05  # 2 * 2^-24 * 1.25 M / 1e-5, M about 4
 
+
+def test_a_dim_that_must_be_a_multiple_of_three_gets_that_constraint(tmp_path):
+    """Session 17's importer attack (#12): multiples were tried among powers of two only, so a
+    channel shuffle in 3 groups got no constraint and rule 12's derived shapes broke its reference."""
+    body = "        return x.view(x.shape[0], 3, -1).transpose(1, 2).reshape(x.shape[0], -1) * 2"
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "1_Shuffle3.py").write_text(_problem(body))
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    spec = load_spec(tmp_path / "specs" / rep.task / "spec.yaml")
+    assert spec.constraints == {"m": {"multiple_of": 3}}
+    assert all(s["m"] % 3 == 0 for s in spec.verify_shapes + spec.interpret_shapes)
+

@@ -14,8 +14,8 @@ A problem is one ``.py`` file with ``class Model(nn.Module)``, module-level size
 Every decision is measured, on the meta device (shapes and FLOPs, no data) or on the CPU at the
 small verify shapes (values):
 
-- **dims**: each int constant is perturbed (+1 and x2; a multiple of 2..128 when +1 breaks the
-  model). It is a size when the model still runs and an input's shape changes, or an output axis
+- **dims**: each int constant is perturbed (+1 and x2; the smallest multiple (a divisor of the value,
+  2..128) that runs when +1 breaks the model). It is a size when the model still runs and an input's shape changes, or an output axis
   grows linearly with it while some output/parameter axis equals it (``out_channels``); otherwise
   it is an op parameter kept fixed (kernel size, stride, a reduced-dim index). Constants whose
   perturbation alone breaks the model but which run when perturbed together are one dim
@@ -536,8 +536,11 @@ def _perturb(probe: Probe, base: Measured, keys: List[str], v: int):
             errors[p] = str(e)
     mult = 1
     if v + 1 in errors:  # maybe a multiple is required
-        for m in (2, 4, 8, 16, 32, 64, 128):
-            if v % m == 0 and probe.ok({k: v + m for k in keys}) and probe.ok({k: 2 * v + m for k in keys}):
+        # the smallest divisor m of v (up to 128) at which v + m and 2 v + m run: a requirement r that
+        # divides v is found exactly (v + m is a multiple of r only when r divides m); not only powers of
+        # two (session 17's attack #12: a channel shuffle in 3 groups needs a multiple of 3)
+        for m in (d for d in range(2, 129) if v % d == 0):
+            if probe.ok({k: v + m for k in keys}) and probe.ok({k: 2 * v + m for k in keys}):
                 mult = m
                 runs = {v + m: probe.run({k: v + m for k in keys}), 2 * v + m: probe.run({k: 2 * v + m for k in keys})}
                 errors = {}
