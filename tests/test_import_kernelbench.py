@@ -38,6 +38,17 @@ def imported(tmp_path_factory):
     return out, {r.task: r for r in reports}
 
 
+def _import_one(tmp_path, name, text):
+    """Import the one problem ``text`` (as file ``name``) into ``tmp_path / "specs"``; its report,
+    asserted imported."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    (rep,) = import_all([folder], tmp_path / "specs")
+    assert rep.status == "imported", rep.reason
+    return rep
+
+
 def _flags(rep):
     return {f["kind"] for f in rep.flags}
 
@@ -288,11 +299,7 @@ def test_a_minimum_the_meta_device_misses_is_found_by_a_real_cpu_run(tmp_path):
     (the meta device cannot see it at all) gets its minimum, and the spec's shapes honour it."""
     body = ("        if x.device.type != 'meta' and x.shape[1] < 5:\n"
             "            raise ValueError('needs at least 5 columns')\n        return x * 2")
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "1_RealOnly.py").write_text(_problem(body))
-    (rep,) = import_all([folder], tmp_path / "specs")
-    assert rep.status == "imported", rep.reason
+    rep = _import_one(tmp_path, "1_RealOnly.py", _problem(body))
     spec = load_spec(tmp_path / "specs" / rep.task / "spec.yaml")
     assert spec.constraints == {"m": {"min": 5}}
     assert all(s["m"] >= 5 for s in spec.verify_shapes + spec.interpret_shapes)
@@ -330,11 +337,7 @@ def test_a_weight_drawn_in_get_init_inputs_is_the_same_in_the_worker_and_the_ora
     unseeded, so the oracle's reference had other weights than the worker's and the honest v0
     failed the independent check ("25 of 25 elements differ"). get_init_inputs is now called after
     seeding with the trial's build seed in both processes."""
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "1_TensorInit.py").write_text(TENSOR_INIT)
-    (rep,) = import_all([folder], tmp_path / "specs")
-    assert rep.status == "imported", rep.reason
+    rep = _import_one(tmp_path, "1_TensorInit.py", TENSOR_INIT)
     cfg = compose(["hw=cpu", f"task.spec={tmp_path / 'specs' / rep.task / 'spec.yaml'}", "task.dtypes=[float32]",
                    "exploration.trials=1", "exploration.progress=false", f"cache_dir={tmp_path / 'cache'}"])
     result = engine.run(cfg, tmp_path / "run")
@@ -346,11 +349,7 @@ def test_a_problem_whose_eager_bfloat16_fails_on_the_cpu_imports_in_float32(tmp_
     """Session 17's importer attack (#11): torch.fft.rfft has no bfloat16 kernel; the bfloat16 check's
     error failed the whole import ("Model.forward raised RuntimeError: Unsupported dtype BFloat16").
     float32 imports; bfloat16 is left out, flagged with the error."""
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "1_Rfft.py").write_text(_problem("        return torch.fft.rfft(x, dim=-1).abs()"))
-    (rep,) = import_all([folder], tmp_path / "specs")
-    assert rep.status == "imported", rep.reason
+    rep = _import_one(tmp_path, "1_Rfft.py", _problem("        return torch.fft.rfft(x, dim=-1).abs()"))
     assert load_spec(tmp_path / "specs" / rep.task / "spec.yaml").dtypes == ["float32"]
     flag = next(f["message"] for f in rep.flags if f["kind"] == "bfloat16-left-out")
     assert "BFloat16" in flag and _decision(rep, "dtype bfloat16")["choice"] == "left out"
@@ -541,11 +540,7 @@ def test_a_reference_that_breaks_on_a_derived_shape_ends_the_run_with_one_line(t
 
     body = ("        if x.device.type != 'meta' and x.shape[1] % 2:\n"
             "            raise ValueError('the last dim must be even')\n        return x * 2")
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "1_EvenOnly.py").write_text(_problem(body))
-    (rep,) = import_all([folder], tmp_path / "specs")
-    assert rep.status == "imported", rep.reason
+    rep = _import_one(tmp_path, "1_EvenOnly.py", _problem(body))
     cfg = compose(["hw=cpu", f"task.spec={tmp_path / 'specs' / rep.task / 'spec.yaml'}", "task.dtypes=[float32]",
                    "exploration.trials=1", "exploration.progress=false", f"cache_dir={tmp_path / 'cache'}"])
     with pytest.raises(UserError, match=r"reference failed on the audited shapes \(float32.*on shape \d+x\d+ .*"
@@ -558,12 +553,8 @@ def test_the_centring_bound_takes_an_eps_passed_to_the_function(tmp_path):
     """Session 17's importer attack (#17): F.layer_norm(..., eps=1e-10) has no module with an eps, so
     the bound assumed 1e-5 and honest float32 failed it on a derived shape of rows of 2. The eps
     argument of the traced normalisation is read now."""
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "1_TinyEps.py").write_text(_problem("        return torch.nn.functional.layer_norm(x, (x.shape[-1],), "
-                                                  "eps=1e-10)"))
-    (rep,) = import_all([folder], tmp_path / "specs")
-    assert rep.status == "imported", rep.reason
+    body = "        return torch.nn.functional.layer_norm(x, (x.shape[-1],), eps=1e-10)"
+    rep = _import_one(tmp_path, "1_TinyEps.py", _problem(body))
     d = _decision(rep, "tolerance atol (centring normalisation)")
     assert "eps 1e-10" in d["evidence"] and float(d["choice"]) > 0.05  # 2 * 2^-24 * 1.25 M / 1e-5, M about 4
 
@@ -572,11 +563,7 @@ def test_a_dim_that_must_be_a_multiple_of_three_gets_that_constraint(tmp_path):
     """Session 17's importer attack (#12): multiples were tried among powers of two only, so a
     channel shuffle in 3 groups got no constraint and rule 12's derived shapes broke its reference."""
     body = "        return x.view(x.shape[0], 3, -1).transpose(1, 2).reshape(x.shape[0], -1) * 2"
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "1_Shuffle3.py").write_text(_problem(body))
-    (rep,) = import_all([folder], tmp_path / "specs")
-    assert rep.status == "imported", rep.reason
+    rep = _import_one(tmp_path, "1_Shuffle3.py", _problem(body))
     spec = load_spec(tmp_path / "specs" / rep.task / "spec.yaml")
     assert spec.constraints == {"m": {"multiple_of": 3}}
     assert all(s["m"] % 3 == 0 for s in spec.verify_shapes + spec.interpret_shapes)

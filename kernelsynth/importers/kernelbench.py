@@ -296,12 +296,7 @@ class Probe:
                 self._real[key] = None
             else:
                 try:
-                    ns = _namespace(self.source, values, torch.device("cpu"), torch.Generator().manual_seed(0))
-                    inputs = _inputs(ns, torch.float32, torch.device("cpu"))
-                    model = _model(ns, _init_inputs(ns))
-                    model.eval()
-                    with torch.no_grad():
-                        _forward(model, inputs)
+                    _cpu_outputs(self.source, values, torch.float32)
                     self._real[key] = True
                 except ImportFailure:
                     self._real[key] = False
@@ -375,6 +370,31 @@ class Dim:
             u -= 1
         low = -(-self.minimum // m)
         return max(low, u) * m
+
+
+def values_at(dims: List[Dim], base_values: Dict[str, int], shape: Dict[str, int]) -> Dict[str, int]:
+    """The problem's constants at ``shape``: ``base_values`` with every dim's constants set to the
+    shape's value of that dim."""
+    vals = dict(base_values)
+    for d in dims:
+        vals.update(d.values(shape[d.name]))
+    return vals
+
+
+def raise_atol(tolerance: Dict[str, Dict], bound: float, source: str) -> Tuple[float, Dict[str, Dict]]:
+    """``bound`` rounded up to two significant digits, and ``tolerance`` with each dtype's ``atol``
+    raised to it where smaller, its ``source`` then ``"atol: " + source + ". rtol: " + the old
+    source``."""
+    atol = float(f"{bound:.2g}")
+    atol = atol if atol >= bound else float(f"{bound * 1.05:.2g}")
+    out = {}
+    for dt, v in tolerance.items():
+        v = dict(v)
+        if atol > v["atol"]:
+            v["atol"] = atol
+            v["source"] = f"atol: {source}. rtol: " + v["source"]
+        out[dt] = v
+    return atol, out
 
 
 @dataclass
@@ -628,9 +648,7 @@ def fit_work(probe: Probe, dims: List[Dim], base_values: Dict[str, int], rep: Re
     names = [d.name for d in dims]
 
     def point(p):
-        vals = dict(base_values)
-        for d in dims:
-            vals.update(d.values(p[d.name]))
+        vals = values_at(dims, base_values, p)
         return probe.run(vals)
 
     measures = {"flops": lambda r: r.flops, "float_elements": lambda r: r.float_elements(),
@@ -671,18 +689,14 @@ def _check_shapes(probe, dims, base_values) -> List[Dict[str, int]]:
             while x in d.runs:
                 x += d.multiple_of
             c[d.name] = x
-        vals = dict(base_values)
-        for d in dims:
-            vals.update(d.values(c[d.name]))
+        vals = values_at(dims, base_values, c)
         if probe.ok(vals):
             out.append(c)
     return out
 
 
 def _cost(probe, dims, base_values, shape) -> Optional[Measured]:
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     try:
         return probe.run(vals)
     except ImportFailure:
@@ -766,10 +780,7 @@ def _passes(outs, refs, tol) -> bool:
 def cpu_checks(src, dims, base_values, shapes, tolerance, rep: Report, dtypes: List[str]) -> List[str]:
     """The value checks of the module docstring; returns the dtypes kept."""
     def vals(s):
-        v = dict(base_values)
-        for d in dims:
-            v.update(d.values(s[d.name]))
-        return v
+        return values_at(dims, base_values, s)
 
     zeros, lowp, bf16_bad, f32_bad, no_bf16 = [], [], [], [], []
     for s in shapes:
@@ -876,28 +887,17 @@ def summation_tolerance(src, probe, dims, base_values, tolerance, rep: Report,
         rep.decide("tolerance statistics shape", shape, f"the timing shape {timing} has more than {CPU_ELEMENTS} "
                    "elements for a run on the CPU: the dims that are not reduced made smaller (the reduced length, "
                    "which sets the bound, kept)")
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     outs = [o.double() for o in _cpu_outputs(src, vals, torch.float32) if o.is_floating_point() and o.numel()]
     if not outs:
         return tolerance
     r = math.sqrt(sum(float((o ** 2).sum()) for o in outs) / sum(o.numel() for o in outs))
     bound = math.sqrt(n) * _U32 * 3.0 * r
-    atol = float(f"{bound:.2g}")
-    atol = atol if atol >= bound else float(f"{bound * 1.05:.2g}")
-    out = {}
-    for dt, v in tolerance.items():
-        v = dict(v)
-        if atol > v["atol"]:
-            v["atol"] = atol
-            v["source"] = (f"atol: float32 summation of n = {n} terms (the reduced dims at the timing shape); the "
-                           f"reference's outputs there have root mean square r = {r:.4g} (float32, on the CPU), so "
-                           f"partial sums stay within B = 3 r and the error within sqrt(n) * 2^-24 * B = {bound:.3g} "
-                           "(Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 4.2: probabilistic "
-                           "bound of summation, any order), rounded up; a sum near zero has no relative slack. rtol: "
-                           + v["source"])
-        out[dt] = v
+    atol, out = raise_atol(tolerance, bound, (
+        f"float32 summation of n = {n} terms (the reduced dims at the timing shape); the reference's outputs there "
+        f"have root mean square r = {r:.4g} (float32, on the CPU), so partial sums stay within B = 3 r and the error "
+        f"within sqrt(n) * 2^-24 * B = {bound:.3g} (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., "
+        "sec. 4.2: probabilistic bound of summation, any order), rounded up; a sum near zero has no relative slack"))
     rep.decide("tolerance atol (summation)", atol, f"n = {n}, r = {r:.4g}: sqrt(n) * 2^-24 * 3 r = {bound:.3g}")
     return out
 
@@ -936,9 +936,7 @@ def centering_tolerance(src, dims, base_values, base: Measured, shape: Dict[str,
     ops = sorted(set(base.ops) & CENTERING_OPS)
     if not ops:
         return tolerance
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     floats = [x for x in _cpu_inputs(src, vals, torch.float32) if isinstance(x, torch.Tensor)
               and x.is_floating_point() and x.numel()]
     if not floats:
@@ -952,22 +950,14 @@ def centering_tolerance(src, dims, base_values, base: Measured, shape: Dict[str,
     epss += [e for e in base.eps if e > 0]  # F.layer_norm(x, shape, eps=1e-10): an argument, not a module's
     eps = min(epss) if epss else DEFAULT_EPS
     bound = 2.0 * _U32 * 1.25 * big / math.sqrt(eps)
-    atol = float(f"{bound:.2g}")
-    atol = atol if atol >= bound else float(f"{bound * 1.05:.2g}")
     origin = ("the smallest eps of the traced normalisations and the model's modules" if epss
               else "assumed: no eps traced and no module of the model has one")
     label = "x".join(str(v) for v in shape.values())
     where = f"eps {eps:g} ({origin}), M = 1.25 x max|x| = 1.25 x {big:.3g} (the inputs at {label} on the CPU)"
-    out = {}
-    for dt, v in tolerance.items():
-        v = dict(v)
-        if atol > v["atol"]:
-            v["atol"] = atol
-            v["source"] = (f"atol: a centring normalisation ({', '.join(ops)}) of a row of nearly equal values: x - mean "
-                           f"keeps the inputs' absolute rounding (2^-24 |x| for x and the mean) and (var + eps)^-1/2 "
-                           f"multiplies it by up to eps^-1/2, so honest float32 errs by up to 2 * 2^-24 * M * eps^-1/2 = "
-                           f"{bound:.3g} ({where}); rounded up. rtol: " + v["source"])
-        out[dt] = v
+    atol, out = raise_atol(tolerance, bound, (
+        f"a centring normalisation ({', '.join(ops)}) of a row of nearly equal values: x - mean keeps the inputs' "
+        f"absolute rounding (2^-24 |x| for x and the mean) and (var + eps)^-1/2 multiplies it by up to eps^-1/2, so "
+        f"honest float32 errs by up to 2 * 2^-24 * M * eps^-1/2 = {bound:.3g} ({where}); rounded up"))
     rep.decide("tolerance atol (centring normalisation)", atol, f"operators {', '.join(ops)}; {where}: "
                f"2 * 2^-24 * M * eps^-1/2 = {bound:.3g}")
     return out
@@ -978,9 +968,7 @@ def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
     partial-staleness check changes them (VERIFICATION.md rule 10: the harness's own
     :func:`~kernelsynth.verify.inputs.plan_changes` and :func:`~kernelsynth.verify.inputs.plan_permutation`,
     which keep integers inside the range the tensor holds): tried on the CPU at ``shape``."""
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     inputs = _cpu_inputs(src, vals, torch.float32)
     ints = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and not x.is_floating_point()
             and x.dtype != torch.bool and x.numel()]
@@ -1012,9 +1000,7 @@ def integer_input_check(src, dims, base_values, shape, rep: Report) -> None:
 
 def training_check(src, dims, base_values, shape, rep: Report) -> bool:
     """True (and flagged) when train and eval mode give different outputs at ``shape``."""
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     ns = _namespace(src, vals)
     model = _model(ns, _init_inputs(ns))
     kinds = sorted({type(m).__name__ for m in model.modules()
@@ -1199,9 +1185,7 @@ def contract_check(src, dims, base_values, shape, rep: Report) -> None:
     calls on the same inputs under different random states agree bit for bit: dropout with
     ``training=True`` draws a new mask per call, and no fixed reference exists). Run on the CPU at
     ``shape``, in float32, eval mode."""
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     inputs = _cpu_inputs(src, vals, torch.float32)
     odd = [f"{type(x).__name__} at position {i}" for i, x in enumerate(inputs) if not isinstance(x, torch.Tensor)]
     if odd:
@@ -1243,9 +1227,7 @@ def reproducible_inputs_check(src, dims, base_values, shape, rep: Report) -> Non
     """Flags (``unseeded-inputs``) a ``get_inputs()`` whose two draws from the same generator
     state differ: a random source the importer does not seed (torch's and numpy's are), which
     the harness's independent check, drawing the inputs again in another process, would meet."""
-    vals = dict(base_values)
-    for d in dims:
-        vals.update(d.values(shape[d.name]))
+    vals = values_at(dims, base_values, shape)
     a, b = _cpu_inputs(src, vals, torch.float32), _cpu_inputs(src, vals, torch.float32)
     same = all(torch.equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) else x == y
                for x, y in zip(a, b)) and len(a) == len(b)
