@@ -23,12 +23,5 @@ step spy_flip 80 python3 bench/cost11_cpu.py flip2d v4 float32 --gpu --repeats 3
     echo "== $n"; grep -E "warm-up|repeat|SUMMARY|derived" /tmp/spy_$n.stdout | cut -c1-220
     python3 bench/pyspy_fold.py /tmp/spy_$n.raw --top 60
   done; } >> "$OUT/spy.txt" 2>&1
-step conv ${CONV_S:-300} python3 -m kernelsynth task=conv_relu_maxpool hw=h200 exploration.progress=false \
-  exploration.profile=false hydra.run.dir=/tmp/conv
-{ echo "== conv"; grep -E "records?|trajector" /tmp/conv.stdout | cut -c1-300 | head -10
-  timeout 40 python3 bench/protocol_cost.py /tmp/conv 2>&1 | tail -8
-  timeout 40 python3 bench/tc_summary.py /tmp/conv conv_relu_maxpool 2>&1 | grep -v "^conv_relu_maxpool  "
-} >> "$OUT/summary.txt" 2>&1
-cp /tmp/conv.stdout /tmp/conv/cli.log 2>/dev/null
-tar czf "$OUT/conv.tgz" -C /tmp --exclude='*.so' --exclude='*.cubin' conv 2>/dev/null
+ladder_step conv conv_relu_maxpool ${CONV_S:-300}
 cat "$OUT/steps.txt"; head -60 "$OUT/spy.txt" | cut -c1-200; cut -c1-250 "$OUT/summary.txt" | head -60

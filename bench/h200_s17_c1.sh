@@ -18,23 +18,10 @@ step nvrtc 90 python3 bench/nvrtc_check_v7.py "$LIB"
 cat /tmp/nvrtc.stdout | cut -c1-600 >> "$OUT/nvrtc.txt"
 # every build compiled (rc 0 on each line; a 4-byte spill makes the script exit 1 but does not stop the run)
 if grep -q " rc 0 " /tmp/nvrtc.stdout 2>/dev/null && ! grep -qE " rc [1-9]" /tmp/nvrtc.stdout; then
-  step conv ${CONV_S:-300} python3 -m kernelsynth task=conv_relu_maxpool hw=h200 exploration.progress=false \
-    exploration.profile=false hydra.run.dir=/tmp/conv
-  { echo "== conv"; grep -E "records?|trajector" /tmp/conv.stdout | cut -c1-300 | head -10
-    timeout 40 python3 bench/protocol_cost.py /tmp/conv 2>&1 | tail -8
-    timeout 40 python3 bench/tc_summary.py /tmp/conv conv_relu_maxpool 2>&1 | grep -v "^conv_relu_maxpool  "
-  } >> "$OUT/summary.txt" 2>&1
-  cp /tmp/conv.stdout /tmp/conv/cli.log 2>/dev/null
-  tar czf "$OUT/conv.tgz" -C /tmp --exclude='*.so' --exclude='*.cubin' conv 2>/dev/null
+  ladder_step conv conv_relu_maxpool ${CONV_S:-300}
 else
   PROBE_BUDGET_S=200 OUT="$OUT" step v7 240 python3 bench/conv_v7_probe.py
   cut -c1-400 /tmp/v7.stdout | tail -80 >> "$OUT/summary.txt"
 fi
-step flip ${FLIP_S:-200} python3 -m kernelsynth task=flip2d hw=h200 exploration.progress=false \
-  exploration.profile=false hydra.run.dir=/tmp/flip
-{ echo "== flip2d"; grep -E "records?|trajector" /tmp/flip.stdout | cut -c1-300 | head -10
-  timeout 40 python3 bench/protocol_cost.py /tmp/flip 2>&1 | tail -8
-} >> "$OUT/summary.txt" 2>&1
-cp /tmp/flip.stdout /tmp/flip/cli.log 2>/dev/null
-tar czf "$OUT/flip.tgz" -C /tmp --exclude='*.so' --exclude='*.cubin' flip 2>/dev/null
+ladder_step flip flip2d ${FLIP_S:-200}
 cat "$OUT/steps.txt"; cat "$OUT/nvrtc.txt"; cut -c1-250 "$OUT/summary.txt" | head -80
