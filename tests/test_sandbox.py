@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -50,12 +51,15 @@ def _sandbox_or_skip():
     return box
 
 
-def _marked_processes():
-    """Processes on this machine whose command line carries the outlive attack's mark."""
+def _marked_processes(mark: str = MARK):
+    """Processes on this machine whose command line carries ``mark`` (the outlive attack's by
+    default). Each test plants its own mark: the suite runs tests in 2 processes, and one test's
+    attack processes, alive until its own job ends, must not count against another's (CI, session
+    17: the detached-external test saw the outlive attack's two processes of a concurrent run)."""
     out = []
     for cmd in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            if MARK in cmd.read_bytes().decode(errors="replace") and int(cmd.parent.name) != os.getpid():
+            if mark in cmd.read_bytes().decode(errors="replace") and int(cmd.parent.name) != os.getpid():
                 out.append(int(cmd.parent.name))
         except OSError:
             pass
@@ -222,10 +226,11 @@ def test_external_candidate_that_detaches_to_forge_its_result_is_contained(tmp_p
     """The issue's attack: an external candidate returning zeros that, at import, starts a
     detached process meant to rewrite its own observation to "accepted" later."""
     _sandbox_or_skip()
+    mark = f"kernelsynth-adversarial-detached-{uuid.uuid4().hex}"  # not MARK: see _marked_processes
     cand = tmp_path / "zeros_detached.py"
     cand.write_text(
         "import subprocess, sys, torch\n"
-        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)  # {MARK}'], start_new_session=True)\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)  # {mark}'], start_new_session=True)\n"
         "class ModelNew(torch.nn.Module):\n"
         "    def __init__(self, **kw): super().__init__()\n"
         "    def forward(self, x): return torch.zeros_like(x)\n")
@@ -242,7 +247,7 @@ def test_external_candidate_that_detaches_to_forge_its_result_is_contained(tmp_p
     ext = [o for o in res.observations if o["role"] == "external"]
     assert len(ext) == 1 and ext[0]["verdict"] == "rejected", ext
     assert ext[0]["fault"] in ("wrong_output", "sandbox"), _reason(ext[0])[:300]
-    assert _marked_processes() == []
+    assert _marked_processes(mark) == []
     assert pq.read_table(run_dir / "observations.parquet").to_pydict()["verdict"].count("accepted") == 1
 
 
