@@ -410,6 +410,6 @@ def test_a_downward_shift_probe_rejects_a_cross_entropy_without_its_max_subtract
     _run("cross_entropy", cheat, group=f"probe{up}")
     with pytest.raises(VerificationFailure, match=r"input-range probe: shift -100\): (NaN|Inf)"):
         _run("cross_entropy", cheat, group=f"probe{idx}")
-    for f in sorted((ROOT / "specs" / "cross_entropy" / "kernels").glob("v[12]_*.py")):  # the Triton ladder
+    for f in sorted((ROOT / "specs" / "cross_entropy" / "kernels").glob("v[1-9]_*.py")):  # the Triton ladder (v1-v3)
         for dtype in (torch.float32, torch.bfloat16):
             _run("cross_entropy", f, group=f"probe{idx}", dtype=dtype)
