@@ -50,34 +50,35 @@ def run(flip2d_cheap_run):
 
 
 # ---------------------------------------------------------------------------------------- 2. merge
-#: The second task of the sweeps: specs/conv_relu_maxpool copied under this name with
+#: The second task of the sweeps: specs/gelu_tanh copied under this name with
 #: ``shapes: {derived: false}`` (its listed interpreter shapes only). What the sweep tests check
-#: (merge = one run over the union) does not depend on the shapes; rule 12's derived shapes cost a
-#: conv v3 job on the interpreter about a minute, and the sweep runs four of them. flip2d is
-#: copied the same way (a folder named flip2d, given by task.spec: the task is still flip2d):
-#: its derived shapes are half of each version's interpreter time, in 4 job-equivalents here.
-CONV = "conv_listed"
+#: (merge = one run over the union, two tasks in one merged dataset) does not depend on the task or
+#: the shapes: an elementwise ladder is the cheapest second task (conv_relu_maxpool took ~120 s of
+#: the fixture's 274 s on a 2-core CPU, session 17). flip2d is copied the same way (a folder named
+#: flip2d, given by task.spec: the task is still flip2d): its derived shapes are half of each
+#: version's interpreter time, in 4 job-equivalents here.
+SECOND = "gelu_listed"
 
 
 
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory):
-    """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, conv_relu_maxpool -- as CONV, found
-    through task.search_path -- over BLOCK_W, the tunable it has; both copies verified on their
+    """Two sweeps of 2 tunable values each (flip2d over BLOCK_N, gelu_tanh -- as SECOND, found
+    through task.search_path -- over BLOCK; both copies verified on their
     listed shapes only), merged into one dataset, and one run per task over both values.
     Tunables are pinned with plain task.tunables.X overrides. The flip2d sweep runs through
     hydra-submitit-launcher's local executor (``hydra/launcher=submitit_local``: each job a process
-    of submitit's, as on Slurm), the conv one through Hydra's basic launcher."""
+    of submitit's, as on Slurm), the gelu one through Hydra's basic launcher."""
     tmp = tmp_path_factory.mktemp("sweeps")
     env = _env(tmp)
     out = {"tmp": tmp, "procs": {}}
-    listed_copy(ROOT / "specs" / "conv_relu_maxpool", tmp / "specs" / CONV)
+    listed_copy(ROOT / "specs" / "gelu_tanh", tmp / "specs" / SECOND)
     flip = listed_copy(ROOT / "specs" / "flip2d", tmp / "listed" / "flip2d")
     roots = [f"task.search_path=[{tmp / 'specs'}]"]
     # num_warps pinned: one config per job, so the single run's first two configs are the union
     for task, tunable, launcher, extra in (("flip2d", "BLOCK_N=128,256", ["hydra/launcher=submitit_local"],
                                             [f"task.spec={flip}"]),
-                                           (CONV, "BLOCK_W=16,32", [], roots)):
+                                           (SECOND, "BLOCK=1024,2048", [], roots)):
         p = _ks("-m", *launcher, *CHEAP, *extra, f"task={task}", f"task.tunables.{tunable}", "task.tunables.num_warps=4",
                 f"hydra.sweep.dir={tmp / task}", f"cache_dir={tmp / 'cache'}", env=env)
         out["procs"][task] = p
@@ -86,7 +87,7 @@ def sweeps(tmp_path_factory):
                   "exploration.interpreter_max_configs=2", f"hydra.run.dir={tmp / ('one-' + task)}",
                   f"cache_dir={tmp / 'cache'}", env=env)
         assert one.returncode == 0, one.stderr[-3000:]
-    out["merge"] = _ks("merge", tmp / "flip2d", tmp / CONV, "--out", tmp / "both", env=env, tools=True)
+    out["merge"] = _ks("merge", tmp / "flip2d", tmp / SECOND, "--out", tmp / "both", env=env, tools=True)
     return out
 
 
@@ -128,18 +129,18 @@ def test_merged_sweeps_equal_one_run_over_the_union(sweeps):
     tmp = sweeps["tmp"]
     assert sweeps["merge"].returncode == 0, sweeps["merge"].stderr
     both = tmp / "both" / "dataset"
-    for task in ("flip2d", CONV):
+    for task in ("flip2d", SECOND):
         merged = _comparable(datasets.load_dataset(str(both), task, split="cpu").to_list())
         single = _comparable(datasets.load_dataset(str(tmp / f"one-{task}" / "dataset"), split="train").to_list())
         assert merged and merged == single
     ids = pq.read_table(tmp / "both" / "observations.parquet").column("key").to_pylist()
     assert len(ids) == len(set(ids))  # deduplicated by key
-    singles = [k for task in ("flip2d", CONV)
+    singles = [k for task in ("flip2d", SECOND)
                for k in pq.read_table(tmp / f"one-{task}" / "observations.parquet").column("key").to_pylist()]
     assert sorted(ids) == sorted(singles)  # the same work: the union of the jobs is the single run
     card = (both / "README.md").read_text()
     for field in ("license: apache-2.0", "task_categories:", "size_categories:", "config_name: flip2d",
-                  f"config_name: {CONV}", "split: cpu"):
+                  f"config_name: {SECOND}", "split: cpu"):
         assert field in card
 
 
@@ -197,19 +198,19 @@ def test_two_merged_folders_of_the_same_name_load_their_own_records(sweeps, tmp_
 
     from kernelsynth.merge import merge
 
-    merge([sweeps["tmp"] / "flip2d", sweeps["tmp"] / CONV], tmp_path / "a")
+    merge([sweeps["tmp"] / "flip2d", sweeps["tmp"] / SECOND], tmp_path / "a")
     merge([sweeps["tmp"] / "flip2d"], tmp_path / "b")
     a = datasets.load_dataset(str(tmp_path / "a" / "dataset"), "flip2d", split="cpu")
     b = datasets.load_dataset(str(tmp_path / "b" / "dataset"), "flip2d", split="cpu")
     assert a["id"] == b["id"]  # same records, and
-    c = datasets.load_dataset(str(tmp_path / "a" / "dataset"), CONV, split="cpu")
-    assert c[0]["task"] == CONV
+    c = datasets.load_dataset(str(tmp_path / "a" / "dataset"), SECOND, split="cpu")
+    assert c[0]["task"] == SECOND
     with pytest.raises(ValueError):
-        datasets.load_dataset(str(tmp_path / "b" / "dataset"), CONV, split="cpu")
+        datasets.load_dataset(str(tmp_path / "b" / "dataset"), SECOND, split="cpu")
 
 
 def test_merge_without_out_for_several_sweeps_is_one_line(sweeps, tmp_path):
-    p = _ks("merge", sweeps["tmp"] / "flip2d", sweeps["tmp"] / CONV, env=_env(tmp_path), tools=True)
+    p = _ks("merge", sweeps["tmp"] / "flip2d", sweeps["tmp"] / SECOND, env=_env(tmp_path), tools=True)
     assert p.returncode == 2 and "--out DIR" in p.stderr and "Traceback" not in p.stderr
 
 
