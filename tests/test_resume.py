@@ -9,16 +9,26 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, listed_copy
 
-# one trial per shape: what is resumed is whole observations, whatever their trials (4 runs here)
+# one trial per shape and the listed shapes only (flip2d copied by listed_copy, given by
+# task.spec: still the task flip2d): what is resumed is whole observations, whatever their trials
+# and shapes (4 runs here; the derived shapes were half of each run's interpreter time)
 ARGS = ["hw=cpu", "task=flip2d", "task.dtypes=[float32,bfloat16]", "exploration.trials=1",
         "exploration.progress=false"]
 TOKEN = "hf_kernelsynthPlantedSecret0123456789"
+SPEC = {}  # "path": the listed copy of specs/flip2d (the module's ``listed_flip2d`` fixture)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def listed_flip2d(tmp_path_factory):
+    SPEC["path"] = listed_copy(ROOT / "specs" / "flip2d", tmp_path_factory.mktemp("spec") / "flip2d")
+    return SPEC["path"]
 
 
 def _cmd(run_dir):
-    return [sys.executable, "-m", "kernelsynth", *ARGS, f"hydra.run.dir={run_dir}", f"cache_dir={run_dir}/cache"]
+    return [sys.executable, "-m", "kernelsynth", *ARGS, f"task.spec={SPEC['path']}", f"hydra.run.dir={run_dir}",
+            f"cache_dir={run_dir}/cache"]
 
 
 def _env():
@@ -35,7 +45,7 @@ def _records(run_dir):
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
+def uninterrupted(tmp_path_factory, listed_flip2d):
     run_dir = tmp_path_factory.mktemp("full")
     subprocess.run(_cmd(run_dir), cwd=ROOT, env=_env(), check=True, capture_output=True, timeout=600)
     return run_dir
