@@ -24,7 +24,7 @@
 //     producer turns the raw pixel tile into the K-major B operand in shared memory
 //     ([16-byte half kg of the chunk][staged pixel][16 bytes], staged pixels row-major over SR = ROWS
 //     + 2 rows x SWA = 132 columns; staged column 1 is image column ow0 - 1), one 8-byte (float32)
-//     or 4-byte (bfloat16) load per channel of a pixel pair and four 16-byte stores, rounding float32
+//     or 4-byte (bfloat16) load per channel of a pixel pair and four conflict-free 16-byte stores, rounding float32
 //     to TF32 and writing zeros outside the image and past C_in. That pass is shared-memory latency
 //     only and runs while the consumers' wgmmas of earlier chunks are in flight. Conv row r, column j
 //     of tap (kh, kw) is staged pixel (r + kh) * SWA + j + kw + 1: every tap is a descriptor offset.
@@ -331,12 +331,23 @@ conv_relu_maxpool_wgmma_async(const KS_T* __restrict__ x, const KS_T* __restrict
                                 }
                         }
                     }
+                    // store q writes pixel q ^ flip of the pair: lanes 4-7 of each 8-lane phase take the other
+                    // pixel, so a phase's eight 16-byte stores fill eight different bank groups
+                    const int flip = (pl >> 2) & 1;
 #pragma unroll
                     for (int kg = 0; kg < 2; ++kg)
 #pragma unroll
-                        for (int p = 0; p < 2; ++p)
-                            *reinterpret_cast<uint4*>(xt + (kg * NPIX + 2 * pp + p) * 16) =
-                                make_uint4(wd[p][kg][0], wd[p][kg][1], wd[p][kg][2], wd[p][kg][3]);
+                        for (int r = 0; r < 4; ++r) {
+                            const unsigned a0 = wd[0][kg][r], a1 = wd[1][kg][r];
+                            wd[0][kg][r] = flip ? a1 : a0;
+                            wd[1][kg][r] = flip ? a0 : a1;
+                        }
+#pragma unroll
+                    for (int kg = 0; kg < 2; ++kg)
+#pragma unroll
+                        for (int q = 0; q < 2; ++q)
+                            *reinterpret_cast<uint4*>(xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16) =
+                                make_uint4(wd[q][kg][0], wd[q][kg][1], wd[q][kg][2], wd[q][kg][3]);
                 }
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // for wgmma's reads
                 mbar_arrive(fullb(s_tr));
