@@ -6,6 +6,7 @@ subcommands (each is one ``cmd_<name>`` function and one ``add_parser`` call in 
     kernelsynth-tools merge SWEEP_OR_RUN_DIR... [--out DIR]
     kernelsynth-tools publish RUN_OR_SWEEP_DIR --repo-id org/name [--public]
     kernelsynth-tools import-kernelbench FILE_OR_FOLDER... --out SPECS_DIR [--timeout-s S] [--sandbox auto|on|off]
+                                       [--timing-budget-gib GIB] [--keep-failing-reference]
 
 User errors print one line (``kernelsynth-tools: error: ...``) and exit with status 2.
 """
@@ -82,7 +83,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_import_kernelbench(args: argparse.Namespace) -> int:
     """Import KernelBench-format problem files as task folders (kernelsynth/importers/kernelbench.py);
-    exit status 1 when any problem could not be imported (each has its one-line reason)."""
+    exit status 1 when any problem could not be imported or was left out (each has its one-line reason)."""
     from .importers.kernelbench import import_all, print_table
 
     if args.timeout_s <= 0:
@@ -90,7 +91,8 @@ def cmd_import_kernelbench(args: argparse.Namespace) -> int:
     if args.timing_budget_gib <= 0:
         raise UserError(f"--timing-budget-gib must be positive, got {args.timing_budget_gib}")
     reports = import_all(args.paths, args.out, timeout_s=args.timeout_s, sandbox=args.sandbox,
-                         timing_budget_bytes=int(args.timing_budget_gib * (1 << 30)))
+                         timing_budget_bytes=int(args.timing_budget_gib * (1 << 30)),
+                         keep_failing_reference=args.keep_failing_reference)
     print_table(reports, args.out)
     return 0 if all(r.status == "imported" for r in reports) else 1
 
@@ -127,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("--timing-budget-gib", type=float, default=16.0, metavar="GIB",
                     help="the most GiB the timing shape's inputs, outputs and parameters may take; larger original "
                          "sizes are scaled down and flagged (default 16)")
+    kb.add_argument("--keep-failing-reference", action="store_true",
+                    help="write the spec of a problem whose eager float32 reference fails its own float32 tolerance "
+                         "(flag reference-fails-tolerance); by default it is left out, with its reason in the report")
     kb.set_defaults(func=cmd_import_kernelbench)
     return p
 
