@@ -212,3 +212,18 @@ def test_cluster_sweeps_are_not_run_and_say_where_they_are_exercised():
 def test_prepare_changes_only_what_the_rules_say(cmd, expected):
     argv, _ = prepare(cmd, "/T", 0)
     assert argv[3:3 + len(expected)] == expected
+
+
+def test_the_readme_task_listing_is_what_kernelsynth_tools_tasks_prints():
+    """README's ``kernelsynth-tools tasks`` listing (its columns but the spec path) is the command's
+    output for the built-in tasks (session 18: flip2d's ladder read 4, its spec has 5 versions)."""
+    p = subprocess.run([sys.executable, "-m", "kernelsynth.tools", "tasks"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert p.returncode == 0, p.stderr
+    printed = [line.split()[:-1] for line in p.stdout.splitlines()]
+    text = (ROOT / "README.md").read_text()
+    start = text.index("\n    task                category")
+    block = text[start + 1:].split("\n\n", 1)[0].splitlines()
+    listed = [line.split()[:-1] for line in block]
+    assert printed[0] == listed[0] and len(printed) > 19
+    assert listed == printed
