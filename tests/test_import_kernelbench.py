@@ -603,6 +603,19 @@ GAPS = {
     "7_LongMessage.py": _problem("        raise ValueError(' '.join('word%d' % i for i in range(100)))"),
     # 5: a shifted sum: float32 loses the terms' low bits next to the shift
     "8_ShiftedSum.py": _problem("        return (x + 1000.0).sum(dim=1) - 1000.0 * x.shape[1]"),
+    # session 18's attack on the centring bound: a root of a mean that is not the centred tensor's
+    # spread is a gain (no bound); var alone normalises nothing; eps only from what the forward used
+    "10_CentredOverRms.py": _problem("        c = x - x.mean(-1, keepdim=True)\n"
+                                     "        return c * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5)"),
+    "11_VarOnly.py": _problem("        return x.var(-1)"),
+    "12_HandVarForm.py": _problem("        c = x - x.mean(-1, keepdim=True)\n"
+                                  "        return c / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-6)"),
+    "13_UnusedTinyEps.py": (
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.norm = nn.LayerNorm(m)\n        self.unused = nn.GroupNorm(1, 1, eps=1e-30)\n"
+        "        self.cos = nn.CosineSimilarity(dim=-1, eps=1e-12)\n\n"
+        "    def forward(self, x):\n        return self.norm(x)\n\n\nn = 64\nm = 48\n\n\n"
+        "def get_inputs():\n    return [torch.randn(n, m)]\n\n\ndef get_init_inputs():\n    return []\n"),
 }
 
 
@@ -652,6 +665,24 @@ def test_a_hand_written_centring_gets_the_centring_bound(gaps):
     # the import's checks do not see it at the verify shapes, whose rows are long)
     d = _decision(reps["9_HandLayerNormMoments.py"], "tolerance atol (centring normalisation)")
     assert "hand-written centring" in d["evidence"] and "eps 1e-05 " in d["evidence"], d["evidence"]
+
+
+def test_the_centring_bound_needs_the_centred_tensors_own_spread_and_the_eps_the_forward_used(gaps):
+    """Session 18's attack on the bound above: a LayerNorm beside an unused GroupNorm(eps=1e-30)
+    (and a CosineSimilarity's eps) got atol 6.4e8 -- every module's eps counted, so an all-zeros
+    answer passed; a centred tensor times the reciprocal RMS of the uncentred input, and a model
+    returning x.var() alone, got the loose bound though nothing amplifies the rounding."""
+    out, reps = gaps
+    rep = reps["13_UnusedTinyEps.py"]
+    d = _decision(rep, "tolerance atol (centring normalisation)")
+    assert "eps 1e-05 " in d["evidence"] and "native_layer_norm" in d["evidence"], d["evidence"]
+    atol = load_spec(out / rep.task / "spec.yaml").tolerance["float32"]["atol"]
+    assert 1e-5 <= atol < 1e-3, atol
+    for name in ("10_CentredOverRms.py", "11_VarOnly.py"):
+        assert reps[name].status == "imported", reps[name].reason
+        assert not any("centring" in d["what"] for d in reps[name].decisions), (name, reps[name].decisions)
+    d = _decision(reps["12_HandVarForm.py"], "tolerance atol (centring normalisation)")
+    assert "hand-written centring" in d["evidence"] and "eps 1e-06 " in d["evidence"], d["evidence"]
 
 
 def test_a_dim_that_must_be_even_only_on_real_tensors_gets_multiple_of_2(gaps):
