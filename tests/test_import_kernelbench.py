@@ -616,6 +616,8 @@ GAPS = {
         "        self.cos = nn.CosineSimilarity(dim=-1, eps=1e-12)\n\n"
         "    def forward(self, x):\n        return self.norm(x)\n\n\nn = 64\nm = 48\n\n\n"
         "def get_inputs():\n    return [torch.randn(n, m)]\n\n\ndef get_init_inputs():\n    return []\n"),
+    # a batch of 0: every tensor empty, any kernel would pass (imported before session 18's attack)
+    "14_ZeroBatch.py": _problem("        return x * 2", consts="n = 0\nm = 48\n"),
 }
 
 
@@ -683,6 +685,9 @@ def test_the_centring_bound_needs_the_centred_tensors_own_spread_and_the_eps_the
         assert not any("centring" in d["what"] for d in reps[name].decisions), (name, reps[name].decisions)
     d = _decision(reps["12_HandVarForm.py"], "tolerance atol (centring normalisation)")
     assert "hand-written centring" in d["evidence"] and "eps 1e-06 " in d["evidence"], d["evidence"]
+    # and a problem with nothing to verify is refused in one line
+    zero = reps["14_ZeroBatch.py"]
+    assert zero.status == "failed" and "nothing to verify" in zero.reason and "\n" not in zero.reason, zero.reason
 
 
 def test_a_dim_that_must_be_even_only_on_real_tensors_gets_multiple_of_2(gaps):

@@ -512,6 +512,9 @@ class Probe:
         outs = _leaves(out)
         if not outs:
             raise ImportFailure("Model.forward returned no tensor")
+        if all(t.numel() == 0 for t in outs):  # batch_size = 0: any kernel would pass (session 18's attack, file 12)
+            raise ImportFailure("Model.forward returned only empty tensors at these sizes: nothing to verify; "
+                                "give every size constant a value of 1 or more")
         tensors = lambda ts: [(tuple(t.shape), t.dtype) for t in ts]  # noqa: E731
         params = list(model.parameters()) + list(model.buffers())
         return Measured(tensors(_leaves(inputs)), tensors(outs), tensors(params), trace, int(counter.get_total_flops()),
