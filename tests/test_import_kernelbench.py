@@ -618,6 +618,14 @@ GAPS = {
         "def get_inputs():\n    return [torch.randn(n, m)]\n\n\ndef get_init_inputs():\n    return []\n"),
     # a batch of 0: every tensor empty, any kernel would pass (imported before session 18's attack)
     "14_ZeroBatch.py": _problem("        return x * 2", consts="n = 0\nm = 48\n"),
+    # an order between two dims (the second input's width at most the first's): joint_check's
+    # corners (each dim at its minimum or the next value) all run; a derived shape does not
+    "15_WidthAtMostHeight.py": (
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n\n    def forward(self, x, y):\n        return x[:, : y.shape[1]] * 2.0 + y\n\n\n"
+        "batch_size = 8\nheight = 256\nwidth = 64\n\n\ndef get_inputs():\n"
+        "    return [torch.randn(batch_size, height), torch.randn(batch_size, width)]\n\n\n"
+        "def get_init_inputs():\n    return []\n"),
 }
 
 
@@ -685,6 +693,13 @@ def test_the_centring_bound_needs_the_centred_tensors_own_spread_and_the_eps_the
         assert not any("centring" in d["what"] for d in reps[name].decisions), (name, reps[name].decisions)
     d = _decision(reps["12_HandVarForm.py"], "tolerance atol (centring normalisation)")
     assert "hand-written centring" in d["evidence"] and "eps 1e-06 " in d["evidence"], d["evidence"]
+    # a rule between dims that min / multiple_of cannot say is refused (session 18's attack, file 8:
+    # it imported, and the engine stopped on the derived shape), naming the shape
+    order = reps["15_WidthAtMostHeight.py"]
+    assert order.status == "failed" and "the harness would verify on" in order.reason, order.reason
+    assert "write the spec's shapes and constraints by hand" in order.reason and "\n" not in order.reason
+    assert not list(out.glob("*widthatmostheight*"))
+    assert any(d["what"] == "harness shapes" for d in reps["1_HandLayerNorm.py"].decisions)
     # and a problem with nothing to verify is refused in one line
     zero = reps["14_ZeroBatch.py"]
     assert zero.status == "failed" and "nothing to verify" in zero.reason and "\n" not in zero.reason, zero.reason

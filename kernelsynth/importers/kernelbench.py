@@ -1410,6 +1410,7 @@ def _import(text: str, origin: str, rep: Report, timing_budget: int,
     integer_input_check(src, dims, base_values, interp[0], rep)
     reproducible_inputs_check(src, dims, base_values, interp[0], rep)
     files = render(origin, rep, src, dims, category, tolerance, dtypes, work, timing, verify, interp, training)
+    harness_shapes_check(files, probe, dims, base_values, rep)
     if not ref_ok and not keep_failing_reference:
         raise LeftOut(f"{Path(origin).name}: its eager float32 reference fails its own float32 tolerance against float64 "
                       "(flag reference-fails-tolerance), so v0 and every honest candidate would be rejected: spec not "
@@ -1419,6 +1420,43 @@ def _import(text: str, origin: str, rep: Report, timing_budget: int,
                    "eager float32 misses the float32 tolerance (flag reference-fails-tolerance): v0 would be rejected")
     rep.decide("v0", "eager reference (backend torch, allow_reference_ops)", "the problem's Model as written")
     return files
+
+
+def harness_shapes_check(files: Dict[str, str], probe: Probe, dims: List[Dim], base_values, rep: Report) -> None:
+    """Every shape the harness will verify the written spec on -- its listed shapes and rule 12's
+    derived ones, as kernelsynth.stages.exploration plans them for ``hw=cpu`` and for a GPU target
+    (the H200's plan) -- must run the model on the meta device; else ImportFailure, one line naming
+    the shape. Per-dim constraints (min, multiple_of) and :func:`joint_check`'s corners cannot
+    express every rule (``width <= height``: session 18's attack, file 8, imported and the engine
+    then stopped on a derived 1x256x279 shape); such a problem is refused here instead."""
+    import tempfile
+
+    from ..hardware import Hardware
+    from ..stages.exploration import Exploration
+
+    shapes: List[Dict[str, int]] = []
+    with tempfile.TemporaryDirectory(prefix="kernelsynth-import-plan-") as tmp:
+        folder = Path(tmp) / "task"
+        for name, text in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+        spec = load_spec(folder / "spec.yaml")
+        for hw in (Hardware(target="cpu", device_name="cpu", interpret=True),
+                   Hardware(target="h200", device_name="gpu", interpret=False, arch="sm_90")):
+            for job in Exploration().plan(spec, hw, cache_dir=Path(tmp) / "cache"):
+                shapes += list(job.request.verify_shapes) + list(job.request.derived_shapes)
+    unique = {tuple(sorted(s.items())): s for s in shapes}
+    for shape in unique.values():
+        try:
+            probe.run(values_at(dims, base_values, shape))
+        except ImportFailure as e:
+            label = " ".join(f"{k}={v}" for k, v in shape.items())
+            raise ImportFailure(f"the harness would verify on {label}, a shape its rules derive from the written "
+                                "constraints, where the model does not run: a rule between dims that min and "
+                                "multiple_of cannot say; write the spec's shapes and constraints by hand "
+                                f"({clip(str(e), 160)})") from None
+    rep.decide("harness shapes", f"{len(unique)} run", "every listed and derived shape the harness plans for hw=cpu and "
+               "an H200 runs the model on the meta device")
 
 
 def _gb(n: int) -> str:
