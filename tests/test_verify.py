@@ -184,6 +184,48 @@ def test_output_changed_after_its_checks_is_rejected_at_the_end():
                trials=2, determinism=False)
 
 
+class _SpoilsPreviousShape(torch.nn.Module):
+    """Each call zeroes the output it returned on the call before (the previous shape's, when every
+    shape gets one call)."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = None
+
+    def forward(self, x):
+        if self.last is not None:
+            self.last.zero_()
+        self.last = torch.flip(x, dims=[1]).clone()
+        return self.last
+
+
+def test_a_shapes_last_call_is_not_fingerprinted_and_later_writes_are_still_caught(monkeypatch):
+    """Cost (issue 10): the kept-output fingerprints are taken only for outputs a later call of the same
+    shape could change; the derived and timing groups' one-call shapes hashed outputs of up to 2^31
+    elements for nothing. What those fingerprints guarded stays guarded: within a shape (trials 2),
+    and across shapes by the settle re-check of every shape's last output."""
+    from kernelsynth.verify import protocol
+
+    hashed = []
+    real = protocol.output_fingerprint
+    monkeypatch.setattr(protocol, "output_fingerprint", lambda out: hashed.append(out.shape) or real(out))
+    shapes = [{"M": 3, "N": 5}, {"M": 4, "N": 6}, {"M": 2, "N": 9}]
+    policy = VerifyPolicy(dtype=torch.float32, device=torch.device("cpu"), seed=0, comparison="exact", tol=None)
+    honest = lambda: import_file(FLIP2D / "kernels" / "v1_single_pass.py").ModelNew(BLOCK_M=4, BLOCK_N=128)  # noqa: E731
+    assert verify(honest(), REF.Model(), REF.get_inputs, shapes, policy, trials=1, determinism=False).trials == 3
+    assert hashed == []  # one call per shape: nothing to fingerprint
+    assert verify(honest(), REF.Model(), REF.get_inputs, shapes, policy, trials=2, determinism=False).trials == 6
+    assert [tuple(s) for s in hashed] == [(3, 5), (4, 6), (2, 9)]  # trial 0 of each shape: trial 1 comes after it
+    hashed.clear()
+    verify(honest(), REF.Model(), REF.get_inputs, shapes[:1], policy, trials=1, determinism=True)
+    assert [tuple(s) for s in hashed] == [(3, 5)]  # trial 0's output: the determinism calls come after it
+    with pytest.raises(VerificationFailure, match=r"shape 3x5, trial 0: the output changed after it was checked "
+                                                  r"\(work that lands after the call returned\)"):
+        verify(_SpoilsPreviousShape(), REF.Model(), REF.get_inputs, shapes, policy, trials=1, determinism=False)
+    with pytest.raises(VerificationFailure, match=r"shape 3x5, trial 1: an earlier output changed"):
+        verify(_SpoilsPreviousShape(), REF.Model(), REF.get_inputs, shapes, policy, trials=2, determinism=False)
+
+
 class _Jitter(torch.nn.Module):
     """A correct softmax whose last bits depend on the call (like float atomics)."""
 
