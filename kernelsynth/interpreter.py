@@ -1,4 +1,5 @@
-"""GPU rounding for bfloat16 on the Triton interpreter (VERIFICATION.md rule 22).
+"""The GPU's semantics on the Triton interpreter: bfloat16 rounding (VERIFICATION.md rule 22) and
+integer arithmetic without overflow checks.
 
 Triton 3.9's interpreter (``triton/runtime/interpreter.py``) converts float32 -> bfloat16 in
 ``InterpreterBuilder.cast_impl`` with ``_convert_float(..., rounding_mode=None)``, which drops
@@ -13,6 +14,14 @@ to nearest even (NaN stays a quiet NaN, as ``torch`` rounds) and compute bfloat1
 float32 products of the exact bfloat16 values. Installed by :mod:`kernelsynth.jobs` in workers
 with ``TRITON_INTERPRET=1``; version-guarded: on a Triton without the patched names it does
 nothing and says so.
+
+:func:`match_gpu_integer_arithmetic` turns off the interpreter's integer-overflow check. Triton's
+interpreter redoes every 32-bit (and narrower) integer ``+``, ``-`` and ``*`` in int64 and compares
+it with the type's range (``InterpreterOptions.sanitize_overflow``, default on), but the resulting
+``device_assert`` does nothing outside debug mode (``TritonSemantic.device_assert`` returns at once
+unless ``options.debug``), so the work changed nothing: integers wrap as in a compiled GPU kernel
+either way. It was about 40 % of a flip2d candidate's verification CPU time on the interpreter
+(py-spy, session 19: ``TritonSemantic.binary_op_sanitize_overflow_impl``).
 """
 
 from __future__ import annotations
@@ -33,6 +42,22 @@ def float32_to_bfloat16_bits(bits):
     nan = (b & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     quiet = ((b >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
     return np.where(nan, quiet, rounded)
+
+
+def match_gpu_integer_arithmetic() -> Optional[str]:
+    """Turn off the interpreter's integer-overflow check (``sanitize_overflow``), whose assertion
+    outside debug mode does nothing (integers wrap, as in a compiled GPU kernel). Returns None when
+    done, else why not (the interpreter's builder or its options moved)."""
+    import dataclasses
+
+    try:
+        from triton.runtime import interpreter as interp
+        builder = interp.interpreter_builder
+        options = builder.options
+        builder.options = dataclasses.replace(options, sanitize_overflow=False)
+    except (ImportError, AttributeError, TypeError) as e:
+        return f"interpreter options not found ({e}); integer overflow still checked"
+    return None
 
 
 def patch_bfloat16_rounding() -> Optional[str]:

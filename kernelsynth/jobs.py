@@ -51,7 +51,7 @@ from . import gpulock, timing
 from .backends import BuildContext
 from .contract import EvaluateResult, JobRequest
 from .backends import load_source as load_backend
-from .interpreter import patch_bfloat16_rounding
+from .interpreter import match_gpu_integer_arithmetic, patch_bfloat16_rounding
 from .loading import import_file
 from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.py)
 from .screen import host_access
@@ -75,6 +75,8 @@ from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, Veri
 
 #: Why the interpreter's bfloat16 rounding is not the GPU's in this worker (None: patched or on a GPU).
 INTERPRETER_BF16 = patch_bfloat16_rounding() if os.environ.get("TRITON_INTERPRET") == "1" else None
+#: Why the interpreter still checks integer overflow, which GPU kernels do not (None: turned off or on a GPU).
+INTERPRETER_INT = match_gpu_integer_arithmetic() if os.environ.get("TRITON_INTERPRET") == "1" else None
 
 
 def _dtype(name: str) -> torch.dtype:
