@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # Session 19's first H200 call (< 590 s):   bash bench/h200_s19_c1.sh   (repo root, after the install line; carry .whl, .deb)
-# 1. where a WARM candidate evaluation's time goes on the GPU now (py-spy after the warm-up; issue 10's cost): flip2d v4
-#    float32 and conv_relu_maxpool v4 bfloat16 (bench/cost11_cpu.py --spy, bench/pyspy_fold.py) -> $OUT/spy.txt;
-# 2. bench/h200_v8.sh with what is left (issue 14: conv v8's NVRTC check, 23-shape verification, timing beside eager,
-#    torch.compile, v3 and v6, ncu, memcheck) -> its own files in $OUT (steps.txt is v8's).
+# 1. conv_relu_maxpool's whole ladder (profile off; v8 joins it: issue 14's first engine run of the warp-specialized
+#    wgmma kernel) -> verdicts, the table beside eager and torch.compile, and issue 10's cost (bench/protocol_cost.py:
+#    median candidate verify_s against session 17's 1.35 s and session 8's 0.86 s);
+# 2. flip2d's whole ladder (profile off): verdicts (136/136 before) and its verify_s (session 17: 1.43 s; session 8: 0.82 s);
+# 3. while time is left: where a WARM flip2d v4 float32 evaluation's time goes (py-spy after the warm-up) -> spy.txt.
+# To $OUT: steps.txt, summary.txt, conv.tgz, flip.tgz, spy.txt. The second call: END_S=560 bash bench/h200_v8.sh.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
 export PATH=/tmp/site/bin:$PATH
 start=$(date +%s); END=${END_S:-585}
 . bench/steps.sh
-step spy_flip 75 python3 bench/cost11_cpu.py flip2d v4 float32 --gpu --repeats 3 --spy /tmp/spy_flip.raw
-step spy_conv 90 python3 bench/cost11_cpu.py conv_relu_maxpool v4 bfloat16 --gpu --repeats 3 --spy /tmp/spy_conv.raw
-{ cat "$OUT/steps.txt"
-  for n in flip conv; do
-    echo "== $n"; grep -E "warm-up|repeat|SUMMARY|derived" /tmp/spy_$n.stdout | cut -c1-220
-    tail -5 /tmp/spy_$n.stdout | cut -c1-300
-    python3 bench/pyspy_fold.py /tmp/spy_$n.raw --top 70
-  done; } > "$OUT/spy.txt" 2>&1
-left=$(( END - ($(date +%s) - start) - 5 ))
-PROBE_BUDGET_S=$(( left > 420 ? 300 : left - 120 )) END_S=$left bash bench/h200_v8.sh
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv > "$OUT/steps.txt" 2>&1
+ladder_step conv conv_relu_maxpool ${CONV_S:-330}
+ladder_step flip flip2d ${FLIP_S:-190}
+step spy_flip 70 python3 bench/cost11_cpu.py flip2d v4 float32 --gpu --repeats 3 --spy /tmp/spy_flip.raw
+{ grep -E "warm-up|repeat|SUMMARY|derived" /tmp/spy_flip.stdout | cut -c1-220
+  python3 bench/pyspy_fold.py /tmp/spy_flip.raw --top 70; } > "$OUT/spy.txt" 2>&1
+cat "$OUT/steps.txt"; cut -c1-250 "$OUT/summary.txt" | head -80; head -50 "$OUT/spy.txt" | cut -c1-200
