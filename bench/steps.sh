@@ -12,12 +12,13 @@ step() {  # name limit command...
   echo "$name: rc=$? $(( $(date +%s) - t0 )) s (limit $limit)" >> "$OUT/steps.txt"
 }
 
-# `ladder_step NAME TASK LIMIT`: TASK's whole ladder on hw=h200 (profile off) as step NAME in /tmp/NAME, then to
+# `ladder_step NAME TASK LIMIT`: TASK's whole ladder on hw=$HW (default h200; HW=h100 when the lent card is an H100:
+# hw=h200 stops at once on another GPU) (profile off) as step NAME in /tmp/NAME, then to
 # $OUT/summary.txt its record and trajectory lines, bench/protocol_cost.py's cost and bench/tc_summary.py's
 # table, and to $OUT/NAME.tgz the run directory (its CLI log as cli.log; no compiled binaries).
 ladder_step() {  # name task limit
   local name=$1 task=$2 limit=$3
-  step "$name" "$limit" python3 -m kernelsynth task="$task" hw=h200 exploration.progress=false \
+  step "$name" "$limit" python3 -m kernelsynth task="$task" hw="${HW:-h200}" exploration.progress=false \
     exploration.profile=false hydra.run.dir="/tmp/$name"
   { echo "== $task"; grep -E "records?|trajector" "/tmp/$name.stdout" | cut -c1-300 | head -10
     timeout 40 python3 bench/protocol_cost.py "/tmp/$name" 2>&1 | tail -8
