@@ -8,11 +8,8 @@
 #    session 16's profile predates sessions 17-19's trims) -> spy.txt.
 # To $OUT: steps.txt, summary.txt, conv.tgz, flip.tgz, spy.txt. The second call: END_S=560 bash bench/h200_v8.sh.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 . bench/device_env.sh
-export PATH=/tmp/site/bin:$PATH
-start=$(date +%s); END=${END_S:-585}
-. bench/steps.sh
+. bench/steps.sh  # step, ladder_step; OUT, start, END (END_S, default 585)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv > "$OUT/steps.txt" 2>&1
 ladder_step conv conv_relu_maxpool ${CONV_S:-330}
 ladder_step flip flip2d ${FLIP_S:-170}

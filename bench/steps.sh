@@ -2,6 +2,11 @@
 # runs CMD with a hard limit of LIMIT seconds, cut to what is left of the call's END seconds since
 # `start` (both set by the caller), skips it when under 40 s are left, writes its stdout and
 # stderr to /tmp/NAME.stdout and a line "NAME: rc=... N s (limit L)" to $OUT/steps.txt.
+# The call's prologue, for a caller that has not set them itself: OUT (default /tmp/out, made), start
+# (now), END (END_S, default 585) and py-spy's folder /tmp/site/bin on PATH.
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+start=${start:-$(date +%s)}; END=${END:-${END_S:-585}}
+export PATH=/tmp/site/bin:$PATH
 step() {  # name limit command...
   local name=$1 limit=$2; shift 2
   local left=$(( END - ($(date +%s) - start) ))
