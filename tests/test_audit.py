@@ -94,7 +94,7 @@ def test_torch_compile_patching_module_init_is_not_tampering():
 
     from kernelsynth.verify import TamperingError, check_integrity, integrity_snapshot
 
-    import torch._dynamo  # noqa: F401 - imported in every worker already (it wraps torch.manual_seed)
+    import torch._dynamo  # noqa: F401 - its import-time rebinding of torch.manual_seed, before the snapshot
 
     init, setstate = torch.nn.Module.__init__, torch.nn.Module.__setstate__
     before = integrity_snapshot()
@@ -114,6 +114,38 @@ def test_torch_compile_patching_module_init_is_not_tampering():
     finally:
         torch.nn.Module.__init__, torch.nn.Module.__setstate__ = init, setstate
         torch.nn.Module.___needs_generation_tag_patch = True
+
+
+def test_a_worker_does_not_import_dynamo_and_a_later_compile_is_no_tampering():
+    """Workers no longer import torch._dynamo up front (about 2.3 s of CPU each on the CPU
+    machine): kernelsynth.jobs makes dynamo's one import-time rebinding (torch.manual_seed) itself,
+    so a candidate whose torch.compile imports dynamo after the snapshot is not blamed for it,
+    while a candidate that replaces torch.manual_seed still is. Fresh interpreter: this one may
+    have dynamo already."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import torch
+import kernelsynth.jobs
+from kernelsynth.verify import TamperingError, check_integrity, integrity_snapshot
+assert "torch._dynamo" not in sys.modules, "kernelsynth.jobs imported torch._dynamo"
+before = integrity_snapshot()
+f = torch.compile(lambda x: torch.sin(x) + 1, backend="aot_eager")
+x = torch.randn(8)
+assert torch.allclose(f(x), torch.sin(x) + 1)
+assert "torch._dynamo" in sys.modules
+check_integrity(before)
+torch.manual_seed = lambda seed: None
+try:
+    check_integrity(before)
+except TamperingError as e:
+    assert "torch.manual_seed" in str(e), e
+    print("OK")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "OK", p.stderr[-3000:]
 
 
 def test_special_values_land_on_distinct_positions():

@@ -31,6 +31,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .dynamo_deferral import defer
 from ..spec import PLUMBING_OPS
 from .comparison import _S
 
@@ -80,6 +81,7 @@ def library_calls(ops: Iterable[str], reference_ops: Sequence[str] = ()) -> List
     return sorted(o for o in set(ops) if o not in LAYOUT_OPS or o in ref)
 
 
+@defer  # its raw __torch_dispatch__ until torch._dynamo is imported (dynamo_deferral)
 class RecordAtenOps(TorchDispatchMode):
     """Collect the census names (:func:`op_name`) of the operators a call dispatches."""
 
@@ -1066,18 +1068,21 @@ PROFILED_LAYOUT = frozenset({
 
 
 def profiled_ops(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device):
-    """One call of ``candidate`` under ``torch.profiler`` (CPU activity): ``(output, ops)``, ``ops``
+    """One call of ``candidate`` under torch's profiler (``torch.autograd.profiler.profile``, CPU): ``(output, ops)``, ``ops``
     the sorted census names of every operator RecordFunction saw, at any depth (``aten::``
     stripped, other namespaces kept). RecordFunction runs below the dispatcher's Python key, so
     operators hidden from dispatch modes (``_ExcludeDispatchKeyGuard`` of the Python key,
     ``_disable_current_modes``) and those of torch's own worker threads (``torch.jit._fork``)
     are recorded; operators of another Python thread are not, so a Python thread started during
     the call fails it (VerificationFailure, rule 11)."""
-    from torch.profiler import ProfilerActivity, profile
+    # torch.autograd.profiler.profile, the class torch.profiler.profile runs for CPU activity: the
+    # latter's start asks hasattr(torch, "_inductor"), which imports torch._inductor and torch._dynamo
+    # (about 3 s of CPU in a worker that had neither; dynamo_deferral)
+    from torch.autograd.profiler import profile
 
     from .failures import VerificationFailure
 
-    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+    with torch.no_grad(), profile(use_cpu=True, use_kineto=True) as prof:
         starts_before = thread_starts()
         out = candidate(*inputs)
         if device.type == "cuda":
@@ -1086,7 +1091,7 @@ def profiled_ops(candidate: Callable, inputs: Sequence[torch.Tensor], device: to
     if started:
         raise VerificationFailure("a thread was started during the profiled call (census): threads are not "
                                   "allowed (VERIFICATION.md rule 11)")
-    names = {e.name for e in prof.events() if "::" in e.name}
+    names = {e.name for e in prof.function_events if "::" in e.name}
     return out, sorted(n.removeprefix("aten::") for n in names)
 
 

@@ -12,6 +12,7 @@ from typing import Dict
 
 import torch
 
+from . import dynamo_deferral
 from .failures import TamperingError, VerificationFailure
 
 #: Namespaces whose callables a candidate must not replace: the reference and the harness use them.
@@ -26,6 +27,7 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "kernelsynth.verify.poison", "kernelsynth.verify.inputs", "kernelsynth.verify.comparison",
            "kernelsynth.verify.transport", "kernelsynth.verify.census", "kernelsynth.verify.params",
            "kernelsynth.verify.protocol", "kernelsynth.verify.precision", "kernelsynth.verify.refmemo",
+           "kernelsynth.verify.dynamo_deferral",
            "kernelsynth.interpreter",
            "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal",
@@ -35,6 +37,7 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            # the census's views (rule 14): its dispatch and torch-function modes, the profiler (redteam_s10 mi1
            # patched torch.profiler.profile.events), RecordFunction's switch
            "torch.profiler", "torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", "torch.autograd",
+           "torch.autograd.profiler.profile",
            "torch.autograd.profiler", "torch._C._autograd", "torch.utils._python_dispatch",
            "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides", "torch.overrides.TorchFunctionMode",
            # the operator handle, whose redispatch_boxed the census wraps (redteam_s11 co1)
@@ -125,7 +128,7 @@ def integrity_snapshot() -> Dict[str, int]:
 
 
 #: Guarded classes of the profiler and the mode machinery (resolved as module attributes).
-_CLASSES = ("torch.profiler.profile", "torch.profiler.profiler._KinetoProfile",
+_CLASSES = ("torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", "torch.autograd.profiler.profile",
             "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides.TorchFunctionMode")
 #: Guarded classes: there, an attribute that appears is as bad as one that is replaced (a new
 #: ``torch.profiler.profile.events`` shadows ``_KinetoProfile.events``: redteam_s10 mi1).
@@ -156,6 +159,10 @@ def check_integrity(before: Dict[str, int]) -> None:
     tables = getattr(before, "dispatch", None)
     if tables:  # kernels of the reference's operators registered by the candidate (redteam_s11 ft1)
         check_dispatch(tables)
+    raw = dynamo_deferral.intact()  # a mode left raw after torch._dynamo's import (hook removed)
+    if raw:
+        raise TamperingError("the candidate removed the harness's torch._dynamo import hook: "
+                             + "; ".join(f"{k} {v}" for k, v in raw.items()))
     quick = getattr(before, "quick", None)
     if quick is not None:
         resolved = list(_guarded())  # resolved once per check (a namespace swapped in sys.modules differs)

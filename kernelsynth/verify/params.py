@@ -26,6 +26,7 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .dynamo_deferral import defer
 from .inputs import PARAM_EXCHANGE_BLOCK, apply_changes, param_seed, plan_exchange
 
 #: aten operators that fill a tensor with random numbers (what ``torch.nn.init`` and module
@@ -46,6 +47,7 @@ def build_seed(seed: int, group: str, si: int, t: int):
     return param_seed(seed, group, si, t), None
 
 
+@defer  # its raw __torch_dispatch__ until torch._dynamo is imported (dynamo_deferral)
 class ScaleDraws(TorchDispatchMode):
     """While a module is constructed, multiply every tensor a random fill produces
     (:data:`RANDOM_FILLS`, floating dtypes) by ``scale`` in place: the parameters of an input-range
@@ -76,6 +78,7 @@ def probe_perturb(probes, group: str):
     return None
 
 
+@defer  # its raw __torch_dispatch__ until torch._dynamo is imported (dynamo_deferral)
 class PerturbDraws(TorchDispatchMode):
     """While a module is constructed, change the first tensor a random fill produces
     (:data:`RANDOM_FILLS`, floating dtypes, contiguous: usually the weight, the tensor a

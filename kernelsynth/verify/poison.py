@@ -11,6 +11,7 @@ from typing import Callable, List, Optional, Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .dynamo_deferral import defer
 from .census import note_copy, op_name, watching
 from .comparison import _S, _T, shadowed_attributes
 from .failures import VerificationFailure
@@ -31,6 +32,7 @@ def poison_value(dtype: torch.dtype):
     return torch.iinfo(dtype).min + 7
 
 
+@defer  # its raw __torch_dispatch__ until torch._dynamo is imported (dynamo_deferral)
 class PoisonEmpty(TorchDispatchMode):
     """Fill every tensor made by an allocation that returns uninitialised memory (:data:`_EMPTY_OPS`:
     ``torch.empty*``, ``new_empty``, the legacy ``torch.Tensor(m, n)``/``x.new(m, n)``

@@ -1,0 +1,88 @@
+"""The harness's dispatch modes without an up-front ``import torch._dynamo`` (about 2.5 s of CPU
+per worker start, the largest part of a fresh worker's start after ``import torch`` itself:
+py-spy of the adversarial flip2d run, session 20).
+
+torch wraps the ``__torch_dispatch__`` of every :class:`~torch.utils._python_dispatch.TorchDispatchMode`
+subclass in ``torch._disable_dynamo`` (``TorchDispatchMode.__init_subclass__``), so that a
+torch.compile under the mode does not trace into the mode's own code; the wrapper imports
+``torch._dynamo`` on its first call. Before dynamo is imported nothing can be compiled, so the
+raw method is equivalent; :func:`defer` installs it and a meta-path hook (:class:`_AfterDynamo`)
+puts torch's wrapped method back the moment ``torch._dynamo`` finishes importing (a candidate's
+torch.compile, the compile baseline), before any compilation can start. :func:`intact` is False
+when dynamo is imported while a deferred mode still holds its raw method (a candidate removed the
+hook): the integrity guard reports that as tampering (kernelsynth/verify/guard.py).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from typing import Dict, List, Tuple
+
+#: (class, torch's wrapped ``__torch_dispatch__``) of every deferred mode
+_DEFERRED: List[Tuple[type, object]] = []
+_DYNAMO = "torch._dynamo"
+
+
+def _restore() -> None:
+    for cls, wrapped in _DEFERRED:
+        cls.__torch_dispatch__ = wrapped
+
+
+class _Loader(importlib.abc.Loader):
+    """``torch._dynamo``'s own loader, with :func:`_restore` after the module ran."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _restore()
+
+    def __getattr__(self, name):  # get_resource_reader, is_package, ...: the original loader's
+        return getattr(self._loader, name)
+
+
+class _AfterDynamo(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: for ``torch._dynamo`` it returns the path finder's spec with
+    :class:`_Loader` around its loader."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _DYNAMO:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader)
+        return spec
+
+
+_HOOK = _AfterDynamo()
+
+
+def defer(cls: type) -> type:
+    """Class decorator for a TorchDispatchMode subclass: its raw ``__torch_dispatch__`` until
+    ``torch._dynamo`` is imported, torch's ``_disable_dynamo`` wrapper from then on (module
+    docstring). A no-op when dynamo is imported already or the method is not torch's wrapper."""
+    wrapped = cls.__dict__.get("__torch_dispatch__")
+    raw = getattr(wrapped, "__wrapped__", None)
+    if raw is None or _DYNAMO in sys.modules:
+        return cls
+    _DEFERRED.append((cls, wrapped))
+    cls.__torch_dispatch__ = raw
+    if _HOOK not in sys.meta_path:
+        sys.meta_path.insert(0, _HOOK)
+    return cls
+
+
+def intact() -> Dict[str, str]:
+    """``{class name: problem}`` for deferred modes that still hold their raw method although
+    ``torch._dynamo`` is imported (empty when all is well)."""
+    if _DYNAMO not in sys.modules:
+        return {}
+    return {f"{cls.__module__}.{cls.__qualname__}": "still without torch's _disable_dynamo wrapper after "
+            "torch._dynamo was imported (the import hook was removed)"
+            for cls, wrapped in _DEFERRED if cls.__dict__.get("__torch_dispatch__") is not wrapped}

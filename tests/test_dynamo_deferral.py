@@ -1,0 +1,84 @@
+"""Workers do not import torch._dynamo up front (kernelsynth/verify/dynamo_deferral.py): the
+harness's dispatch modes run their raw ``__torch_dispatch__`` until dynamo is imported, and torch's
+``_disable_dynamo`` wrapper from then on; a candidate that removes the import hook is tampering.
+Each case runs in a fresh interpreter (this one may have imported dynamo already)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+PRELUDE = """
+import sys
+import torch
+import kernelsynth.jobs
+from kernelsynth.verify import TamperingError, check_integrity, integrity_snapshot
+from kernelsynth.verify.census import RecordAtenOps, aten_ops_of, profiled_ops
+from kernelsynth.verify.poison import PoisonEmpty
+from kernelsynth.verify.params import ScaleDraws
+cpu = torch.device("cpu")
+x = torch.randn(4, 6)
+"""
+
+
+def _run(code):
+    p = subprocess.run([sys.executable, "-c", PRELUDE + code], capture_output=True, text=True, timeout=300,
+                       cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout.split()
+
+
+def test_the_harness_census_runs_without_importing_dynamo():
+    """The census's dispatch mode, its profiler call (torch.autograd.profiler: torch.profiler.profile's
+    start imports torch._inductor), the poison mode and the parameter modes: no torch._dynamo."""
+    out = _run("""
+print(aten_ops_of(lambda a: torch.flip(a, [1]), [x], cpu) == ["flip"])
+y, ops = profiled_ops(lambda a: torch.flip(a, [0]) @ a.T, [x], cpu)
+print("flip" in ops and "mm" in ops and torch.equal(y, torch.flip(x, [0]) @ x.T))
+with PoisonEmpty():
+    e = torch.empty(3)
+with ScaleDraws(2.0):
+    lin = torch.nn.Linear(4, 4)
+print(all(m.__dict__["__torch_dispatch__"].__name__ == "__torch_dispatch__" for m in (RecordAtenOps, PoisonEmpty)))
+print("torch._dynamo" in sys.modules, "torch._inductor" in sys.modules)
+""")
+    assert out == ["True", "True", "True", "False", "False"]
+
+
+def test_a_compile_under_the_census_gets_torchs_wrapper_back_and_is_recorded():
+    """A candidate's torch.compile imports dynamo: from then on every deferred mode holds torch's
+    own wrapper again (the import hook), the compiled call's operators still reach the census,
+    and the integrity check passes."""
+    out = _run("""
+before = integrity_snapshot()
+raw = RecordAtenOps.__dict__["__torch_dispatch__"]
+print(hasattr(raw, "__wrapped__"))
+f = torch.compile(lambda a: torch.sin(a) + 1, backend="aot_eager")
+with RecordAtenOps() as rec:
+    y = f(x)
+print(torch.allclose(y, torch.sin(x) + 1), sorted(rec.ops))
+now = RecordAtenOps.__dict__["__torch_dispatch__"]
+print(now is not raw and now.__wrapped__ is raw)
+check_integrity(before)
+print("intact")
+""")
+    assert out == ["False", "True", "['add',", "'sin']", "True", "intact"]
+
+
+def test_removing_the_import_hook_and_then_compiling_is_tampering():
+    """A candidate that takes the hook out of sys.meta_path before dynamo's import leaves the census
+    mode raw under torch.compile (dynamo could trace into it): the integrity check says so."""
+    out = _run("""
+from kernelsynth.verify import dynamo_deferral
+before = integrity_snapshot()
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "_AfterDynamo"]
+import torch._dynamo
+try:
+    check_integrity(before)
+    print("passed")
+except TamperingError as e:
+    print("tampering" if "import hook" in str(e) and "RecordAtenOps" in str(e) else str(e))
+""")
+    assert out == ["tampering"]
