@@ -32,11 +32,14 @@ def _wrap_manual_seed_as_dynamo_would() -> None:
     ``torch._disable_dynamo``, registered as ``aten::manual_seed``), so that a candidate whose
     torch.compile imports dynamo later is not blamed for it by the guard -- without paying for the
     import itself (about 2.3 s of CPU per worker on the project's CPU machine; most jobs never
-    compile). Torch builds without ``torch._disable_dynamo`` import dynamo instead."""
+    compile). Torch builds without ``torch._disable_dynamo`` import dynamo instead, and so does a
+    GPU worker: its kernel census (``torch.profiler.profile`` with CUDA activity) imports
+    ``torch._inductor`` and dynamo at its first call anyway, which would land in a job's verify time
+    (kernelsynth/verify/dynamo_deferral.py)."""
     if torch.manual_seed is not torch.random.manual_seed:
         return
     wrap = getattr(torch, "_disable_dynamo", None)
-    if wrap is None:
+    if wrap is None or os.environ.get("TRITON_INTERPRET") != "1":
         importlib.import_module("torch._dynamo")  # rebinds torch.manual_seed itself
         return
     import torch.jit._builtins as jit_builtins

@@ -1,6 +1,7 @@
 """The independent check (kernelsynth/audit.py, VERIFICATION.md rule 18) and the process
 fingerprint that gets a fresh worker after a job changed its process."""
 
+import os
 import torch
 
 from kernelsynth.verify import transport
@@ -118,7 +119,7 @@ def test_torch_compile_patching_module_init_is_not_tampering():
 
 def test_a_worker_does_not_import_dynamo_and_a_later_compile_is_no_tampering():
     """Workers no longer import torch._dynamo up front (about 2.3 s of CPU each on the CPU
-    machine): kernelsynth.jobs makes dynamo's one import-time rebinding (torch.manual_seed) itself,
+    machine; a CPU worker's, kernelsynth/verify/dynamo_deferral.py): kernelsynth.jobs makes dynamo's one import-time rebinding (torch.manual_seed) itself,
     so a candidate whose torch.compile imports dynamo after the snapshot is not blamed for it,
     while a candidate that replaces torch.manual_seed still is. Fresh interpreter: this one may
     have dynamo already."""
@@ -144,7 +145,8 @@ except TamperingError as e:
     assert "torch.manual_seed" in str(e), e
     print("OK")
 """
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TRITON_INTERPRET": "1"})  # a CPU worker (a GPU one imports dynamo)
     assert p.returncode == 0 and p.stdout.strip() == "OK", p.stderr[-3000:]
 
 

@@ -1,7 +1,9 @@
 """Workers do not import torch._dynamo up front (kernelsynth/verify/dynamo_deferral.py): the
 harness's dispatch modes run their raw ``__torch_dispatch__`` until dynamo is imported, and torch's
 ``_disable_dynamo`` wrapper from then on; a candidate that removes the import hook is tampering.
-Each case runs in a fresh interpreter (this one may have imported dynamo already)."""
+Each case runs in a fresh interpreter (this one may have imported dynamo already), on the
+interpreter path (``TRITON_INTERPRET=1``, as a CPU worker: a GPU worker imports dynamo up front,
+kernelsynth/jobs.py)."""
 
 import subprocess
 import sys
@@ -25,7 +27,7 @@ x = torch.randn(4, 6)
 
 def _run(code):
     p = subprocess.run([sys.executable, "-c", PRELUDE + code], capture_output=True, text=True, timeout=300,
-                       cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                       cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1"})
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout.split()
 
@@ -82,3 +84,31 @@ except TamperingError as e:
     print("tampering" if "import hook" in str(e) and "RecordAtenOps" in str(e) else str(e))
 """)
     assert out == ["tampering"]
+
+
+def test_dynamos_own_library_kernels_do_not_change_the_process_fingerprint():
+    """torch registers ~140 torch.library kernels while importing dynamo (or inductor, which
+    imports it); left out of the fingerprint, a job whose reference or candidate imported dynamo
+    does not get every later job a fresh worker -- a kernel the candidate registers still does."""
+    out = _run("""
+from kernelsynth.verify.guard import process_fingerprint
+import torch.library
+a = process_fingerprint()
+n = len(torch.library._impls)
+import torch._inductor
+print(len(torch.library._impls) > n + 50, process_fingerprint() == a)
+lib = torch.library.Library("ks_test", "DEF")
+lib.define("twice(Tensor x) -> Tensor")
+lib.impl("twice", lambda x: x * 2, "CPU")
+print(process_fingerprint() == a)
+""")
+    assert out == ["True", "True", "False"]
+
+
+def test_a_gpu_worker_imports_dynamo_up_front():
+    """Without TRITON_INTERPRET (a GPU worker), kernelsynth.jobs imports dynamo at once: the kernel
+    census's torch.profiler would import it in the first job's verify time otherwise."""
+    p = subprocess.run([sys.executable, "-c", "import sys, kernelsynth.jobs; print('torch._dynamo' in sys.modules)"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0 and p.stdout.split() == ["True"], p.stderr[-2000:]

@@ -11,6 +11,12 @@ puts torch's wrapped method back the moment ``torch._dynamo`` finishes importing
 torch.compile, the compile baseline), before any compilation can start. :func:`intact` is False
 when dynamo is imported while a deferred mode still holds its raw method (a candidate removed the
 hook): the integrity guard reports that as tampering (kernelsynth/verify/guard.py).
+
+The same hook notes the ``torch.library`` kernels torch registers while importing
+``torch._dynamo`` or ``torch._inductor`` (143 in torch 2.13: ``_c10d_functional``, ``fsdp``,
+``streams``, ...; :data:`TORCH_IMPORT_IMPLS`): the process fingerprint leaves them out
+(``verify.guard.process_fingerprint``), so a job whose candidate or reference imported dynamo
+(a ``torch.compile``, ``torch.manual_seed``) does not cost every later job a fresh worker.
 """
 
 from __future__ import annotations
@@ -23,6 +29,16 @@ from typing import Dict, List, Tuple
 #: (class, torch's wrapped ``__torch_dispatch__``) of every deferred mode
 _DEFERRED: List[Tuple[type, object]] = []
 _DYNAMO = "torch._dynamo"
+#: the modules whose import the hook watches (torch._inductor imports torch._dynamo)
+_WATCHED = (_DYNAMO, "torch._inductor")
+#: ``torch.library._impls`` entries added while a watched module was imported
+TORCH_IMPORT_IMPLS: set = set()
+
+
+def _impls() -> set:
+    import torch.library
+
+    return set(getattr(torch.library, "_impls", ()))
 
 
 def _restore() -> None:
@@ -40,19 +56,24 @@ class _Loader(importlib.abc.Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
-        self._loader.exec_module(module)
-        _restore()
+        before = _impls()
+        try:
+            self._loader.exec_module(module)
+        finally:
+            TORCH_IMPORT_IMPLS.update(_impls() - before)
+            if module.__name__ == _DYNAMO:
+                _restore()
 
     def __getattr__(self, name):  # get_resource_reader, is_package, ...: the original loader's
         return getattr(self._loader, name)
 
 
 class _AfterDynamo(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: for ``torch._dynamo`` it returns the path finder's spec with
-    :class:`_Loader` around its loader."""
+    """Finds nothing itself: for the :data:`_WATCHED` modules it returns the path finder's spec
+    with :class:`_Loader` around its loader."""
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != _DYNAMO:
+        if fullname not in _WATCHED:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and spec.loader is not None:

@@ -182,13 +182,16 @@ def process_fingerprint() -> tuple:
     would change how the next job in the same worker behaves: dispatch and function mode stacks,
     kernels registered with torch.library (an ``aten::flip`` override), global module hooks, the
     ``torch`` entry of ``sys.modules`` and the import hooks. Compared before and after a job;
-    a difference gets the next job a fresh worker (kernelsynth/workers.py)."""
+    a difference gets the next job a fresh worker (kernelsynth/workers.py). The kernels torch itself
+    registers while importing torch._dynamo or torch._inductor are left out
+    (``dynamo_deferral.TORCH_IMPORT_IMPLS``)."""
     import torch.library
     import torch.nn.modules.module as mm
 
     hooks = tuple(len(v) for k, v in sorted(vars(mm).items()) if k.startswith("_global_") and isinstance(v, dict))
     return (torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack(),
-            len(getattr(torch.library, "_impls", ())), hooks, id(sys.modules.get("torch")),
+            len(set(getattr(torch.library, "_impls", ())) - dynamo_deferral.TORCH_IMPORT_IMPLS), hooks,
+            id(sys.modules.get("torch")),
             tuple(id(f) for f in sys.meta_path), len(sys.modules.get("builtins").__dict__))
 
 
