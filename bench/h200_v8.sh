@@ -26,7 +26,7 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2
 for dt in bfloat16 float32; do
   if [ -n "$SAN" ]; then
     step san_$dt 60 "$SAN" --tool memcheck --print-limit 20 python3 bench/conv_v8_probe.py --sanitize-child $dt
-    { echo "==== $dt"; tail -40 /tmp/san_$dt.stdout; } >> "$OUT/sanitize.txt"
+    { echo "==== $dt"; grep -v "Host Frame" /tmp/san_$dt.stdout | head -60; echo "...."; tail -40 /tmp/san_$dt.stdout; } >> "$OUT/sanitize.txt"
   fi
 done
 cat "$OUT/steps.txt"; cat "$OUT/nvrtc.txt"; cut -c1-400 /tmp/v8.stdout | tail -150
