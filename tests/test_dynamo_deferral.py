@@ -112,3 +112,37 @@ def test_a_gpu_worker_imports_dynamo_up_front():
                        capture_output=True, text=True, timeout=300, cwd=ROOT,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert p.returncode == 0 and p.stdout.split() == ["True"], p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("attack", [
+    "dynamo_deferral._DEFERRED.clear()",  # the hook restores nothing
+    "dynamo_deferral._Loader.exec_module = lambda self, m: self._loader.exec_module(m)",
+])
+def test_keeping_the_hook_from_restoring_is_tampering(attack):
+    """The check does not trust the hook's own (mutable) state: it looks at the modes themselves."""
+    out = _run(f"""
+from kernelsynth.verify import dynamo_deferral
+before = integrity_snapshot()
+{attack}
+import torch._dynamo
+try:
+    check_integrity(before)
+    print("passed")
+except TamperingError as e:
+    print("tampering" if "RecordAtenOps" in str(e) else str(e))
+""")
+    assert out == ["tampering"]
+
+
+def test_replacing_a_harness_modes_method_is_tampering():
+    """The modes' class dicts are guarded (rule 13): a census that records nothing is caught."""
+    out = _run("""
+before = integrity_snapshot()
+RecordAtenOps.__torch_dispatch__ = lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))
+try:
+    check_integrity(before)
+    print("passed")
+except TamperingError as e:
+    print("tampering" if "RecordAtenOps.__torch_dispatch__" in str(e) else str(e))
+""")
+    assert out == ["tampering"]

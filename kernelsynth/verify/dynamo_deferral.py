@@ -21,9 +21,11 @@ The same hook notes the ``torch.library`` kernels torch registers while importin
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 from typing import Dict, List, Tuple
 
 #: (class, torch's wrapped ``__torch_dispatch__``) of every deferred mode
@@ -99,11 +101,50 @@ def defer(cls: type) -> type:
     return cls
 
 
+#: The harness's deferred modes, by their guarded names (verify/guard.py guards each class's
+#: attribute dict: a candidate cannot swap their methods, only keep the hook from restoring them)
+MODES = ("kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.PoisonEmpty",
+         "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws")
+
+
+def _torch_wrapper_of(fn, raw) -> bool:
+    """Whether ``fn`` is torch's ``_disable_dynamo`` wrapper (its code is the one
+    ``torch._disable_dynamo`` makes) around ``raw``."""
+    import torch._compile
+
+    inner = [c for c in torch._compile._disable_dynamo.__code__.co_consts if isinstance(c, types.CodeType)]
+    return getattr(fn, "__wrapped__", None) is raw and getattr(fn, "__code__", None) in inner
+
+
+def _modes():
+    for name in MODES:
+        module, cls = name.rsplit(".", 1)
+        yield name, getattr(importlib.import_module(module), cls)
+
+
 def intact() -> Dict[str, str]:
-    """``{class name: problem}`` for deferred modes that still hold their raw method although
-    ``torch._dynamo`` is imported (empty when all is well)."""
+    """``{class name: problem}`` for the harness's modes (:data:`MODES`) that still hold a method
+    other than torch's ``_disable_dynamo`` wrapper although ``torch._dynamo`` is imported (empty
+    when all is well, and always before dynamo's import)."""
     if _DYNAMO not in sys.modules:
         return {}
-    return {f"{cls.__module__}.{cls.__qualname__}": "still without torch's _disable_dynamo wrapper after "
-            "torch._dynamo was imported (the import hook was removed)"
-            for cls, wrapped in _DEFERRED if cls.__dict__.get("__torch_dispatch__") is not wrapped}
+    out = {}
+    for name, cls in _modes():
+        fn = cls.__dict__.get("__torch_dispatch__")
+        if not _torch_wrapper_of(fn, getattr(fn, "__wrapped__", None)):
+            out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
+                         "(the import hook was removed or kept from restoring it)")
+    return out
+
+
+def restored(key: str, before_id: int) -> bool:
+    """Whether guard key ``key`` (``"<mode class>.__torch_dispatch__"``) changed only because the
+    hook restored torch's wrapper around the method recorded as ``before_id`` (the integrity
+    check's exemption, like torch.compile's own ``nn.Module.__init__`` wrapper)."""
+    owner, _, attr = key.rpartition(".")
+    if attr != "__torch_dispatch__" or owner not in MODES or _DYNAMO not in sys.modules:
+        return False
+    module, cls = owner.rsplit(".", 1)
+    fn = vars(getattr(importlib.import_module(module), cls)).get(attr)
+    raw = getattr(fn, "__wrapped__", None)
+    return raw is not None and id(raw) == before_id and _torch_wrapper_of(fn, raw)

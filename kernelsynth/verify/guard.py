@@ -28,6 +28,9 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "kernelsynth.verify.transport", "kernelsynth.verify.census", "kernelsynth.verify.params",
            "kernelsynth.verify.protocol", "kernelsynth.verify.precision", "kernelsynth.verify.refmemo",
            "kernelsynth.verify.dynamo_deferral",
+           # the harness's dispatch modes (their __torch_dispatch__ records and poisons: rules 2 and 14)
+           "kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.PoisonEmpty",
+           "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws",
            "kernelsynth.interpreter",
            "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal",
@@ -129,7 +132,9 @@ def integrity_snapshot() -> Dict[str, int]:
 
 #: Guarded classes of the profiler and the mode machinery (resolved as module attributes).
 _CLASSES = ("torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", "torch.autograd.profiler.profile",
-            "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides.TorchFunctionMode")
+            "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides.TorchFunctionMode",
+            "kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.PoisonEmpty",
+            "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws")
 #: Guarded classes: there, an attribute that appears is as bad as one that is replaced (a new
 #: ``torch.profiler.profile.events`` shadows ``_KinetoProfile.events``: redteam_s10 mi1).
 _CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event") + _CLASSES
@@ -169,7 +174,8 @@ def check_integrity(before: Dict[str, int]) -> None:
         if len(resolved) == len(quick) and all(name in quick and _same(quick[name], ns) for name, ns in resolved):
             return
     now = integrity_snapshot()
-    changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v))
+    changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v)
+                     and not dynamo_deferral.restored(k, v))
     # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
     changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in _CLASS_NAMESPACES)
     if changed:
