@@ -69,6 +69,7 @@ cell allows are cut at a word, with an ellipsis (:func:`clip`).
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import math
 import os
@@ -1672,6 +1673,10 @@ def run_forked(payload: Dict[str, Any]) -> Dict[str, Any]:
     ``reason`` that names where the problem's code was (``get_inputs()``, ``Model.forward``, ...:
     the child reports each step on a pipe before it runs it)."""
     limit = float(payload.get("timeout_s") or DEFAULT_TIMEOUT_S)
+    # imported here, once per worker, before the fork: the analysis's dispatch modes (FlopCounterMode's
+    # __torch_dispatch__ is wrapped in torch._disable_dynamo) would import it in every child, inside its
+    # time limit (2.5 s of CPU; kb_l0_7 went past 5 s under load once workers stopped importing it up front)
+    importlib.import_module("torch._dynamo")
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
