@@ -8,9 +8,10 @@ torch.compile under the mode does not trace into the mode's own code; the wrappe
 ``torch._dynamo`` on its first call. Before dynamo is imported nothing can be compiled, so the
 raw method is equivalent; :func:`defer` installs it and a meta-path hook (:class:`_AfterDynamo`)
 puts torch's wrapped method back the moment ``torch._dynamo`` finishes importing (a candidate's
-torch.compile, the compile baseline), before any compilation can start. :func:`intact` is False
-when dynamo is imported while a deferred mode still holds its raw method (a candidate removed the
-hook): the integrity guard reports that as tampering (kernelsynth/verify/guard.py).
+torch.compile, the compile baseline), before any compilation can start. :func:`intact` names
+every harness mode that holds anything but torch's wrapper once dynamo is imported (a candidate
+removed the hook or kept it from restoring): the integrity guard reports that as tampering
+(kernelsynth/verify/guard.py), and it guards the modes' class dicts themselves.
 
 The same hook notes the ``torch.library`` kernels torch registers while importing
 ``torch._dynamo`` or ``torch._inductor`` (143 in torch 2.13: ``_c10d_functional``, ``fsdp``,
@@ -107,13 +108,20 @@ MODES = ("kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.P
          "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws")
 
 
+_WRAPPER_CODES: tuple = ()
+
+
 def _torch_wrapper_of(fn, raw) -> bool:
     """Whether ``fn`` is torch's ``_disable_dynamo`` wrapper (its code is the one
-    ``torch._disable_dynamo`` makes) around ``raw``."""
-    import torch._compile
+    ``torch._disable_dynamo`` makes) around ``raw``. Runs in every integrity check once dynamo is
+    imported: the code objects are looked up once."""
+    global _WRAPPER_CODES
+    if not _WRAPPER_CODES:
+        import torch._compile
 
-    inner = [c for c in torch._compile._disable_dynamo.__code__.co_consts if isinstance(c, types.CodeType)]
-    return getattr(fn, "__wrapped__", None) is raw and getattr(fn, "__code__", None) in inner
+        _WRAPPER_CODES = tuple(c for c in torch._compile._disable_dynamo.__code__.co_consts
+                               if isinstance(c, types.CodeType))
+    return getattr(fn, "__wrapped__", None) is raw and getattr(fn, "__code__", None) in _WRAPPER_CODES
 
 
 def _modes():
