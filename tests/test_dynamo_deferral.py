@@ -146,3 +146,28 @@ except TamperingError as e:
     print("tampering" if "RecordAtenOps.__torch_dispatch__" in str(e) else str(e))
 """)
     assert out == ["tampering"]
+
+
+def test_a_forged_wrapper_around_another_function_is_tampering():
+    """Session 20's attack a4 (helper review): a function with torch's wrapper code and
+    ``__wrapped__`` set to the raw method, but whose closure holds a census that records nothing;
+    only the very wrapper object recorded before the candidate ran is an allowed restore."""
+    out = _run("""
+import types, torch._compile
+before = integrity_snapshot()
+import torch._dynamo
+raw = RecordAtenOps.__dict__["__torch_dispatch__"].__wrapped__
+def evil(self, func, t, args=(), kwargs=None):
+    return func(*args, **(kwargs or {}))
+setattr(evil, "__dynamo_disable", evil)
+tmp = torch._compile._disable_dynamo(evil)
+fake = types.FunctionType(tmp.__code__, tmp.__globals__, "__torch_dispatch__", None, tmp.__closure__)
+fake.__wrapped__ = raw
+RecordAtenOps.__torch_dispatch__ = fake
+try:
+    check_integrity(before)
+    print("passed")
+except TamperingError as e:
+    print("tampering" if "RecordAtenOps.__torch_dispatch__" in str(e) else str(e))
+""")
+    assert out == ["tampering"]

@@ -143,16 +143,3 @@ def intact() -> Dict[str, str]:
             out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
                          "(the import hook was removed or kept from restoring it)")
     return out
-
-
-def restored(key: str, before_id: int) -> bool:
-    """Whether guard key ``key`` (``"<mode class>.__torch_dispatch__"``) changed only because the
-    hook restored torch's wrapper around the method recorded as ``before_id`` (the integrity
-    check's exemption, like torch.compile's own ``nn.Module.__init__`` wrapper)."""
-    owner, _, attr = key.rpartition(".")
-    if attr != "__torch_dispatch__" or owner not in MODES or _DYNAMO not in sys.modules:
-        return False
-    module, cls = owner.rsplit(".", 1)
-    fn = vars(getattr(importlib.import_module(module), cls)).get(attr)
-    raw = getattr(fn, "__wrapped__", None)
-    return raw is not None and id(raw) == before_id and _torch_wrapper_of(fn, raw)

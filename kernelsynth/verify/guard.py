@@ -122,6 +122,10 @@ def integrity_snapshot() -> Dict[str, int]:
     namespaces and those given to :func:`guard_also` (a :class:`Snapshot`)."""
     snap = Snapshot()
     snap.quick = {}
+    # the wrappers the dynamo hook may put back (taken now, before the candidate runs: the only
+    # values a mode's __torch_dispatch__ may change to; kernelsynth/verify/dynamo_deferral.py)
+    snap.wrappers = {f"{cls.__module__}.{cls.__qualname__}.__torch_dispatch__": wrapped
+                     for cls, wrapped in dynamo_deferral._DEFERRED}
     for name, ns in _guarded():
         snap.quick[name] = _quick(ns)
         for attr, val in list(vars(ns).items()):
@@ -154,6 +158,14 @@ def _dynamo_generation_tag(key: str, before_id: int) -> bool:
     return own_code and any(id(c.cell_contents) == before_id for c in fn.__closure__)
 
 
+def _restored(before, key: str, now: Dict[str, int]) -> bool:
+    """Whether ``key`` changed to the very wrapper object the snapshot recorded for it (the dynamo
+    hook's restore): the same code and ``__wrapped__`` are not enough (a forged wrapper whose closure
+    holds another function has both; session 20's attack a4)."""
+    wrapped = getattr(before, "wrappers", {}).get(key)
+    return wrapped is not None and now.get(key) == id(wrapped)
+
+
 def check_integrity(before: Dict[str, int]) -> None:
     """Raise TamperingError naming what changed since ``before`` (replaced or deleted attributes).
     Every namespace whose names and value ids are all as in ``before`` (:attr:`Snapshot.quick`)
@@ -175,7 +187,7 @@ def check_integrity(before: Dict[str, int]) -> None:
             return
     now = integrity_snapshot()
     changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v)
-                     and not dynamo_deferral.restored(k, v))
+                     and not _restored(before, k, now))
     # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
     changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in _CLASS_NAMESPACES)
     if changed:
