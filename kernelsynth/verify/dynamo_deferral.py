@@ -111,17 +111,17 @@ MODES = ("kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.P
 _WRAPPER_CODES: tuple = ()
 
 
-def _torch_wrapper_of(fn, raw) -> bool:
-    """Whether ``fn`` is torch's ``_disable_dynamo`` wrapper (its code is the one
-    ``torch._disable_dynamo`` makes) around ``raw``. Runs in every integrity check once dynamo is
-    imported: the code objects are looked up once."""
+def _torch_wrapper(fn) -> bool:
+    """Whether ``fn`` runs torch's ``_disable_dynamo`` wrapper code (which object it wraps is the
+    integrity guard's check: only the wrapper recorded before the candidate ran may be restored).
+    Runs in every integrity check once dynamo is imported: the code objects are looked up once."""
     global _WRAPPER_CODES
     if not _WRAPPER_CODES:
         import torch._compile
 
         _WRAPPER_CODES = tuple(c for c in torch._compile._disable_dynamo.__code__.co_consts
                                if isinstance(c, types.CodeType))
-    return getattr(fn, "__wrapped__", None) is raw and getattr(fn, "__code__", None) in _WRAPPER_CODES
+    return getattr(fn, "__code__", None) in _WRAPPER_CODES
 
 
 def _modes():
@@ -138,8 +138,7 @@ def intact() -> Dict[str, str]:
         return {}
     out = {}
     for name, cls in _modes():
-        fn = cls.__dict__.get("__torch_dispatch__")
-        if not _torch_wrapper_of(fn, getattr(fn, "__wrapped__", None)):
+        if not _torch_wrapper(cls.__dict__.get("__torch_dispatch__")):
             out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
                          "(the import hook was removed or kept from restoring it)")
     return out

@@ -28,9 +28,6 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "kernelsynth.verify.transport", "kernelsynth.verify.census", "kernelsynth.verify.params",
            "kernelsynth.verify.protocol", "kernelsynth.verify.precision", "kernelsynth.verify.refmemo",
            "kernelsynth.verify.dynamo_deferral",
-           # the harness's dispatch modes (their __torch_dispatch__ records and poisons: rules 2 and 14)
-           "kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.PoisonEmpty",
-           "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws",
            "kernelsynth.interpreter",
            "kernelsynth.timing", "kernelsynth.jobs", "kernelsynth.sandbox",
            "builtins", "time", "os", "posix", "signal",
@@ -44,7 +41,9 @@ GUARDED = ("torch", "torch.nn.functional", "torch.Tensor", "torch._C.TensorBase"
            "torch.autograd.profiler", "torch._C._autograd", "torch.utils._python_dispatch",
            "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides", "torch.overrides.TorchFunctionMode",
            # the operator handle, whose redispatch_boxed the census wraps (redteam_s11 co1)
-           "torch._C._DispatchOperatorHandle")
+           "torch._C._DispatchOperatorHandle",
+           # the harness's dispatch modes (their __torch_dispatch__ records and poisons: rules 2 and 14)
+           *dynamo_deferral.MODES)
 
 
 def _namespace(name: str):
@@ -126,7 +125,9 @@ def integrity_snapshot() -> Dict[str, int]:
     # values a mode's __torch_dispatch__ may change to; kernelsynth/verify/dynamo_deferral.py)
     snap.wrappers = {f"{cls.__module__}.{cls.__qualname__}.__torch_dispatch__": wrapped
                      for cls, wrapped in dynamo_deferral._DEFERRED}
-    for name, ns in _guarded():
+    # every namespace resolved (imported) before any is recorded: an import's side effects (kernelsynth.jobs
+    # imports torch._dynamo, which rebinds torch.manual_seed) must not land between two records
+    for name, ns in list(_guarded()):
         snap.quick[name] = _quick(ns)
         for attr, val in list(vars(ns).items()):
             if callable(val) or inspect.ismodule(val):  # flags and counters may change legitimately
@@ -137,8 +138,7 @@ def integrity_snapshot() -> Dict[str, int]:
 #: Guarded classes of the profiler and the mode machinery (resolved as module attributes).
 _CLASSES = ("torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", "torch.autograd.profiler.profile",
             "torch.utils._python_dispatch.TorchDispatchMode", "torch.overrides.TorchFunctionMode",
-            "kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.PoisonEmpty",
-            "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws")
+            *dynamo_deferral.MODES)
 #: Guarded classes: there, an attribute that appears is as bad as one that is replaced (a new
 #: ``torch.profiler.profile.events`` shadows ``_KinetoProfile.events``: redteam_s10 mi1).
 _CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event") + _CLASSES
