@@ -296,3 +296,32 @@ def test_signal_guard_allows_only_self_and_children():
     finally:
         child.kill()
         child.wait()
+
+
+def test_nonfinite_outputs_must_be_nonfinite_where_the_reference_is_and_infinities_keep_their_sign():
+    """Rule 6. Session 21 on the H200: redteam_s15 sb_h1 (honest softmax_backward, dx = y dy - y d)
+    gave NaN where the reference's y (dy - d) gives -Inf for a planted y = +Inf (inf - inf); both
+    forms are right for every finite input, so NaN and Inf may stand for each other where the
+    reference is non-finite. A finite value there, a non-finite one where the reference is finite,
+    or an infinity of the other sign still fails."""
+    tol = {"atol": 1e-4, "rtol": 3e-5}
+    y = torch.tensor([[0.25, float("inf"), 0.5]], dtype=torch.float64)
+    dy = torch.tensor([[1.0, 2.0, -3.0]], dtype=torch.float64)
+    d = (dy * y).sum(-1, keepdim=True)  # +inf
+    ref = y * (dy - d)  # [-inf, -inf (inf * (2 - inf)), +inf]
+    yf, dyf, df = y.float(), dy.float(), d.float()
+    honest = yf * dyf - yf * df  # [-inf, NaN, +inf]
+    assert torch.isnan(honest[0, 1]) and ref[0, 1] == float("-inf")
+    compare(honest, ref, "allclose", tol, torch.float32)
+    nan_ref = torch.tensor([1.0, float("nan")], dtype=torch.float64)
+    compare(torch.tensor([1.0, float("inf")]), nan_ref, "allclose", tol, torch.float32)  # the reverse
+    with pytest.raises(VerificationFailure, match="of the other sign"):
+        compare(-ref.float(), ref, "allclose", tol, torch.float32)
+    with pytest.raises(VerificationFailure, match="NaN where the reference has none"):
+        compare(torch.tensor([1.0, 5.0]), nan_ref, "allclose", tol, torch.float32)
+    with pytest.raises(VerificationFailure, match="NaN where the reference has none"):
+        compare(torch.tensor([float("nan"), float("nan")]), nan_ref, "allclose", tol, torch.float32)
+    with pytest.raises(VerificationFailure, match="Inf where the reference has none"):
+        compare(torch.tensor([float("inf"), float("nan")]), nan_ref, "allclose", tol, torch.float32)
+    with pytest.raises(VerificationFailure, match="Inf where the reference has none"):
+        compare(torch.tensor([[0.0, float("-inf"), 7.0]]), ref, "allclose", tol, torch.float32)

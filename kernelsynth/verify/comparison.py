@@ -153,9 +153,14 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
             raise VerificationFailure("not bit-exact: " + describe_mismatch(out, ref, bad))
         return {"max_abs_err": 0.0, "max_rel_err": 0.0}
     o0, r0 = _T.double(out), ref.double()
-    nan_bad = torch.isnan(o0) != torch.isnan(r0)
-    inf_bad = torch.isinf(o0) != torch.isinf(r0)
-    finite = torch.isfinite(r0)
+    # Rule 6: non-finite exactly where the reference is non-finite. Where both are non-finite, NaN
+    # and Inf may stand for each other (algebraically equal forms differ there: y dy - y d gives
+    # inf - inf = NaN where y (dy - d) gives -Inf for a planted y = +Inf; redteam_s15 sb_h1 on the
+    # H200, session 21), but two infinities must have the same sign.
+    finite, o_finite = torch.isfinite(r0), torch.isfinite(o0)
+    nan_bad = (torch.isnan(o0) & finite) | (torch.isnan(r0) & o_finite)
+    inf_bad = (torch.isinf(o0) & finite) | (torch.isinf(r0) & o_finite) | \
+        (torch.isinf(o0) & torch.isinf(r0) & ((o0 > 0) != (r0 > 0)))
     o, r = torch.where(finite, o0, 0.0), torch.where(finite, r0, 0.0)
     err = (o - r).abs()
     bad = err > tol["atol"] + tol["rtol"] * r.abs()
@@ -168,7 +173,7 @@ def compare(out, ref: torch.Tensor, comparison: str, tol: Optional[Dict[str, flo
         raise VerificationFailure("NaN where the reference has none (or the reverse): "
                                   + describe_mismatch(o0, r0, nan_bad))
     if has_inf_bad:
-        raise VerificationFailure("Inf where the reference has none (or the reverse): "
+        raise VerificationFailure("Inf where the reference has none (or the reverse, or of the other sign): "
                                   + describe_mismatch(o0, r0, inf_bad))
     if has_bad:
         raise VerificationFailure(f"outside atol={tol['atol']}, rtol={tol['rtol']}: " + describe_mismatch(o, r, bad))
