@@ -206,6 +206,43 @@ def test_a_rebound_name_in_any_verify_module_is_tampering():
     check_integrity(before)
 
 
+def test_a_swapped_method_code_or_default_of_the_harness_is_tampering():
+    """Session 21: a guarded function keeps its identity when its ``__code__``, ``__defaults__`` or
+    closure cells are swapped, and the harness's classes (``PrecisionMeter``, ``Census``) were held
+    only as class objects: ``PrecisionMeter.check`` replaced, ``compare.__code__`` swapped, or a new
+    ``Census.add`` shadowing ``set.add`` passed the guard. Each is tampering now, and undoing it
+    passes again."""
+    import pytest
+
+    from kernelsynth.verify import TamperingError, check_integrity, comparison, integrity_snapshot
+    from kernelsynth.verify.census import Census
+    from kernelsynth.verify.precision import PrecisionMeter
+
+    before = integrity_snapshot()
+    check = PrecisionMeter.check
+    code, defaults = comparison.compare.__code__, comparison.compare.__defaults__
+    fake = (lambda out, ref, comparison, tol, dtype=None: {"max_abs_err": 0.0, "max_rel_err": 0.0}).__code__
+    cases = [
+        ("PrecisionMeter.check", lambda: setattr(PrecisionMeter, "check", lambda self, where: {}),
+         lambda: setattr(PrecisionMeter, "check", check)),
+        (r"code, defaults or closure of kernelsynth\.verify\.comparison\.compare",
+         lambda: setattr(comparison.compare, "__code__", fake), lambda: setattr(comparison.compare, "__code__", code)),
+        (r"code, defaults or closure of kernelsynth\.verify\.comparison\.compare",
+         lambda: setattr(comparison.compare, "__defaults__", (None,)),
+         lambda: setattr(comparison.compare, "__defaults__", defaults)),
+        (r"census\.Census\.add", lambda: setattr(Census, "add", lambda self, name: None),
+         lambda: delattr(Census, "add")),
+    ]
+    for pattern, do, undo in cases:
+        do()
+        try:
+            with pytest.raises(TamperingError, match=pattern):
+                check_integrity(before)
+        finally:
+            undo()
+        check_integrity(before)
+
+
 def test_a_malformed_audit_record_fails_the_check_instead_of_raising():
     """tests/adversarial/sandbox_s8 audit_malformed: an accepted result whose digest was
     ``{"type": "torch.Tensor"}`` made the parent's check raise KeyError('shape'), which ended the

@@ -161,3 +161,52 @@ RecordAtenOps.__torch_dispatch__ = fake
 verdict(before, "RecordAtenOps.__torch_dispatch__")
 """)
     assert out == ["tampering"]
+
+
+def test_a_hidden_dynamo_import_and_a_forged_dynamo_disable_are_tampering():
+    """Session 20's open attacks, closed in session 21. a1/a6: take the hook out of sys.meta_path,
+    import dynamo (the modes stay raw), then drop it from sys.modules -- the check looked only at
+    sys.modules; now a raw mode without its hook is tampering, whatever sys.modules says. a2: set
+    the raw method's ``__dynamo_disable`` (what torch's wrapper calls instead of it) to another
+    function; now only ``torch._dynamo.disable`` of that very method is accepted there, as torch's
+    own first call leaves it (the last line: an honest compile after the forged value is removed)."""
+    out = _run("""
+from kernelsynth.verify import dynamo_deferral
+before = integrity_snapshot()
+hook = dynamo_deferral._HOOK
+sys.meta_path.remove(hook)
+import torch._dynamo
+saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.startswith("torch._dynamo")}
+verdict(before, "RecordAtenOps", "import hook")
+sys.modules.update(saved)
+sys.meta_path.insert(0, hook)
+dynamo_deferral._restore()
+check_integrity(before)
+raw = PoisonEmpty.__dict__["__torch_dispatch__"].__wrapped__
+raw.__dynamo_disable = lambda *a, **k: a[2][0](*a[3], **(a[4] or {}))
+verdict(before, "PoisonEmpty", "__dynamo_disable")
+del raw.__dynamo_disable
+with PoisonEmpty():
+    torch.empty(2)
+print(type(raw.__dict__.get("__dynamo_disable")).__name__)
+verdict(before)
+""")
+    assert out == ["tampering", "tampering", "function", "passed"]
+
+
+def test_a_swapped_closure_cell_of_torchs_wrapper_is_tampering():
+    """Session 20's attack a3: after dynamo's import the modes hold torch's ``_disable_dynamo``
+    wrapper, whose closure cell holds the raw method; pointing that cell at another function kept
+    every guarded identity. The guard records the modes' methods' closure contents (session 21)."""
+    out = _run("""
+import torch._dynamo
+before = integrity_snapshot()
+w = RecordAtenOps.__dict__["__torch_dispatch__"]
+cell = next(c for c in w.__closure__ if callable(c.cell_contents))
+raw = cell.cell_contents
+cell.cell_contents = lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))
+verdict(before, "RecordAtenOps")
+cell.cell_contents = raw
+verdict(before)
+""")
+    assert out == ["tampering", "passed"]

@@ -108,19 +108,22 @@ MODES = ("kernelsynth.verify.census.RecordAtenOps", "kernelsynth.verify.poison.P
          "kernelsynth.verify.params.ScaleDraws", "kernelsynth.verify.params.PerturbDraws")
 
 
-_WRAPPER_CODES: tuple = ()
+#: torch's ``_disable_dynamo`` wrapper code objects, filled on first use. Filled in place, never
+#: rebound: a rebinding changes this module's namespace, which the integrity guard compares by
+#: identity, and sent every later check down its slow full comparison (about 30 ms instead of
+#: 1 ms on the 2-core CPU; session 21).
+_WRAPPER_CODES: list = []
 
 
 def _torch_wrapper(fn) -> bool:
     """Whether ``fn`` runs torch's ``_disable_dynamo`` wrapper code (which object it wraps is the
     integrity guard's check: only the wrapper recorded before the candidate ran may be restored).
     Runs in every integrity check once dynamo is imported: the code objects are looked up once."""
-    global _WRAPPER_CODES
     if not _WRAPPER_CODES:
         import torch._compile
 
-        _WRAPPER_CODES = tuple(c for c in torch._compile._disable_dynamo.__code__.co_consts
-                               if isinstance(c, types.CodeType))
+        _WRAPPER_CODES.extend(c for c in torch._compile._disable_dynamo.__code__.co_consts
+                              if isinstance(c, types.CodeType))
     return getattr(fn, "__code__", None) in _WRAPPER_CODES
 
 
@@ -130,15 +133,57 @@ def _modes():
         yield name, getattr(importlib.import_module(module), cls)
 
 
-def intact() -> Dict[str, str]:
-    """``{class name: problem}`` for the harness's modes (:data:`MODES`) that still hold a method
-    other than torch's ``_disable_dynamo`` wrapper although ``torch._dynamo`` is imported (empty
-    when all is well, and always before dynamo's import)."""
-    if _DYNAMO not in sys.modules:
-        return {}
+def _genuine_disable(cached, raw) -> bool:
+    """Whether ``cached`` (what torch's wrapper found in ``raw.__dynamo_disable``, the function it
+    calls instead of ``raw``) is what ``torch._dynamo.disable(raw)`` makes: DisableContext's
+    ``_fn`` code, with ``raw`` and a plain DisableContext in its closure. Session 20's attack a2 set
+    ``raw.__dynamo_disable`` to its own function, and the mode's records went there."""
+    ef = sys.modules.get("torch._dynamo.eval_frame")
+    if ef is None or not isinstance(cached, types.FunctionType):
+        return False
+    codes = [c for c in ef.DisableContext.__call__.__code__.co_consts if isinstance(c, types.CodeType)]
+    try:
+        cells = [c.cell_contents for c in cached.__closure__ or ()]
+    except ValueError:
+        return False
+    return cached.__code__ in codes and any(c is raw for c in cells) and \
+        all(type(c) is ef.DisableContext for c in cells if c is not raw)
+
+
+def state() -> tuple:
+    """What :func:`intact` checks against, taken by the integrity guard's snapshot before the
+    candidate runs: ``((name, class, torch's wrapper), ...)`` of the deferred modes and the import
+    hook object (a candidate may clear :data:`_DEFERRED` or rebind ``_HOOK`` later)."""
+    return tuple((f"{cls.__module__}.{cls.__qualname__}", cls, wrapped) for cls, wrapped in _DEFERRED), _HOOK
+
+
+def intact(recorded: tuple = None) -> Dict[str, str]:
+    """``{class name: problem}`` for the harness's modes (:data:`MODES`): one that still holds a
+    method other than torch's ``_disable_dynamo`` wrapper although ``torch._dynamo`` is imported;
+    one still raw while the import hook is gone from ``sys.meta_path`` (dynamo imported afterwards,
+    or imported and then dropped from ``sys.modules``, would leave it raw unseen: session 20's
+    attacks a1/a6); one whose raw method carries a ``__dynamo_disable`` that torch's wrapper would
+    call instead of it and that is not ``torch._dynamo.disable`` of that method (attack a2). Empty
+    when all is well. ``recorded``: :func:`state` as the snapshot took it (default: now)."""
     out = {}
-    for name, cls in _modes():
-        if not _torch_wrapper(cls.__dict__.get("__torch_dispatch__")):
+    deferred, hook = recorded or state()
+    dynamo = _DYNAMO in sys.modules
+    hooked = any(f is hook for f in sys.meta_path)
+    for name, cls, wrapped in deferred:
+        now = cls.__dict__.get("__torch_dispatch__")
+        raw = getattr(wrapped, "__wrapped__", None)
+        if dynamo and not _torch_wrapper(now):
             out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
                          "(the import hook was removed or kept from restoring it)")
+        elif now is raw and not hooked:
+            out[name] = "still raw while the torch._dynamo import hook is gone from sys.meta_path"
+        cached = getattr(raw, "__dict__", {}).get("__dynamo_disable")
+        if cached is not None and not _genuine_disable(cached, raw):
+            out[name] = ("its method's __dynamo_disable (what torch's wrapper calls instead of it) is not "
+                         "torch._dynamo.disable of that method")
+    if dynamo:  # modes deferred nowhere (dynamo was imported first) must hold torch's wrapper too
+        for name, cls in _modes():
+            if name not in out and not _torch_wrapper(cls.__dict__.get("__torch_dispatch__")):
+                out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
+                             "(the import hook was removed or kept from restoring it)")
     return out

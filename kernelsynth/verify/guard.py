@@ -7,7 +7,8 @@ import importlib
 import inspect
 import sys
 import threading
-from operator import is_
+import types
+from operator import attrgetter, is_
 from typing import Dict
 
 import torch
@@ -109,11 +110,98 @@ def _same(saved: tuple, ns) -> bool:
     return len(d) == len(names) and all(map(is_, d, names)) and all(map(is_, d.values(), values))
 
 
-def _guarded():
+def _guarded(classes=None):
+    """``(name, namespace)`` of every guarded namespace, each ``kernelsynth`` module followed by
+    the classes it defines (:func:`_own_classes`; ``classes``: a snapshot's, ``{module name:
+    [(name, class)]}``, instead of scanning the module again: if the module no longer holds one
+    of them, its own comparison fails first)."""
     for name in GUARDED + tuple(_EXTRA_GUARDED):
         ns = _namespace(name)
         if ns is not None:
             yield name, ns
+            yield from (_own_classes(name, ns) if classes is None else classes.get(name, ()))
+
+
+def _own_classes(name: str, ns):
+    """The classes a guarded ``kernelsynth`` module defines, as namespaces of their own
+    (``kernelsynth.verify.precision.PrecisionMeter``): the module's dict holds only the class
+    object, so a replaced method (``PrecisionMeter.check``, ``Census.add``) changed nothing the
+    guard compared before session 21."""
+    if not name.startswith("kernelsynth.") or not inspect.ismodule(ns):
+        return
+    for attr, val in list(vars(ns).items()):
+        if isinstance(val, type) and val.__module__ == ns.__name__ and f"{name}.{attr}" not in _CLASSES:
+            yield f"{name}.{attr}", val
+
+
+def _functions(ns):
+    """The plain Python functions among ``ns``'s attributes, with those behind staticmethod,
+    classmethod and property."""
+    for val in list(vars(ns).values()):
+        if isinstance(val, (staticmethod, classmethod)):
+            val = val.__func__
+        if isinstance(val, property):
+            yield from (f for f in (val.fget, val.fset, val.fdel) if isinstance(f, types.FunctionType))
+        elif isinstance(val, types.FunctionType):
+            yield val
+
+
+_EMPTY_CELL = object()
+
+
+def _cells(fn) -> tuple:
+    out = []
+    for cell in fn.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:  # not yet assigned
+            out.append(_EMPTY_CELL)
+    return tuple(out)
+
+
+_CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter(a) for a in ("__code__", "__defaults__", "__kwdefaults__"))
+
+
+class Internals(tuple):
+    """:func:`_internals`' record: ``(functions, their __code__, __defaults__, __kwdefaults__,
+    [(function, closure contents)])`` as strong references."""
+
+
+def _internals(namespaces) -> Internals:
+    """The guarded Python functions of ``namespaces`` (``(name, ns)`` pairs) with their code,
+    defaults and (for the harness's own functions, ``kernelsynth``, and the dispatch modes' methods,
+    torch's wrapper around the raw one; torch's other functions may rebind theirs lazily) closure
+    contents. A function keeps its identity when its code, defaults or closure
+    cells are swapped (``compare.__code__ = ...``), so the identity of the namespace's values alone
+    does not see it (session 21)."""
+    fns, seen, closed = [], set(), []
+    for name, ns in namespaces:
+        for fn in _functions(ns):
+            if id(fn) not in seen:
+                seen.add(id(fn))
+                fns.append(fn)
+                # closures of the harness's functions and of the modes' methods (torch's wrapper holds the raw one)
+                if fn.__closure__ and ((fn.__module__ or "").startswith("kernelsynth") or name in dynamo_deferral.MODES):
+                    closed.append(fn)
+    fns = tuple(fns)
+    cells = [(fn, _cells(fn)) for fn in closed]
+    return Internals((fns, tuple(map(_CODE, fns)), tuple(map(_DEFAULTS, fns)), tuple(map(_KWDEFAULTS, fns)), cells))
+
+
+def _internals_changed(saved) -> list:
+    """Qualified names of the functions of ``saved`` (:func:`_internals`) whose code, defaults or
+    closure contents are no longer the very objects recorded (identity, C-speed first)."""
+    if not saved:
+        return []
+    fns, codes, defaults, kwdefaults, cells = saved
+    if all(map(is_, map(_CODE, fns), codes)) and all(map(is_, map(_DEFAULTS, fns), defaults)) and \
+            all(map(is_, map(_KWDEFAULTS, fns), kwdefaults)) and \
+            all(all(map(is_, _cells(fn), was)) for fn, was in cells):
+        return []
+    changed = [fn for fn, c, d, k in zip(fns, codes, defaults, kwdefaults)
+               if fn.__code__ is not c or fn.__defaults__ is not d or fn.__kwdefaults__ is not k]
+    changed += [fn for fn, was in cells if not all(map(is_, _cells(fn), was))]
+    return [f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}" for fn in changed]
 
 
 def integrity_snapshot() -> Dict[str, int]:
@@ -125,13 +213,19 @@ def integrity_snapshot() -> Dict[str, int]:
     # values a mode's __torch_dispatch__ may change to; kernelsynth/verify/dynamo_deferral.py)
     snap.wrappers = {f"{cls.__module__}.{cls.__qualname__}.__torch_dispatch__": wrapped
                      for cls, wrapped in dynamo_deferral._DEFERRED}
+    snap.deferral = dynamo_deferral.state()
     # every namespace resolved (imported) before any is recorded: an import's side effects (kernelsynth.jobs
     # imports torch._dynamo, which rebinds torch.manual_seed) must not land between two records
-    for name, ns in list(_guarded()):
+    resolved = list(_guarded())
+    snap.classes = {}
+    for name, ns in resolved:
         snap.quick[name] = _quick(ns)
+        if isinstance(ns, type) and name not in GUARDED and name not in _EXTRA_GUARDED:  # a harness class
+            snap.classes.setdefault(name.rsplit(".", 1)[0], []).append((name, ns))
         for attr, val in list(vars(ns).items()):
             if callable(val) or inspect.ismodule(val):  # flags and counters may change legitimately
                 snap[f"{name}.{attr}"] = id(val)
+    snap.internals = _internals(resolved)
     return snap
 
 
@@ -176,20 +270,28 @@ def check_integrity(before: Dict[str, int]) -> None:
     tables = getattr(before, "dispatch", None)
     if tables:  # kernels of the reference's operators registered by the candidate (redteam_s11 ft1)
         check_dispatch(tables)
-    raw = dynamo_deferral.intact()  # a mode left raw after torch._dynamo's import (hook removed)
+    # a mode left raw after torch._dynamo's import or without its import hook, a forged __dynamo_disable
+    raw = dynamo_deferral.intact(getattr(before, "deferral", None))
     if raw:
-        raise TamperingError("the candidate removed the harness's torch._dynamo import hook: "
-                             + "; ".join(f"{k} {v}" for k, v in raw.items()))
+        raise TamperingError("the candidate tampered with the harness's dispatch modes or their torch._dynamo "
+                             "import hook: " + "; ".join(f"{k} {v}" for k, v in raw.items()))
+    swapped = _internals_changed(getattr(before, "internals", ()))
+    if swapped:
+        raise TamperingError(f"the candidate swapped the code, defaults or closure of {', '.join(swapped[:8])}"
+                             + (f" and {len(swapped) - 8} more" if len(swapped) > 8 else ""))
     quick = getattr(before, "quick", None)
     if quick is not None:
-        resolved = list(_guarded())  # resolved once per check (a namespace swapped in sys.modules differs)
+        # resolved once per check (a namespace swapped in sys.modules differs)
+        resolved = list(_guarded(getattr(before, "classes", None)))
         if len(resolved) == len(quick) and all(name in quick and _same(quick[name], ns) for name, ns in resolved):
             return
     now = integrity_snapshot()
     changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v)
                      and not _restored(before, k, now))
     # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
-    changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in _CLASS_NAMESPACES)
+    # (and on the harness's own classes: a new Census.add would shadow set.add)
+    classes = set(_CLASS_NAMESPACES) | {name for name in now.quick if name not in GUARDED and name not in _EXTRA_GUARDED}
+    changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in classes)
     if changed:
         raise TamperingError(f"the candidate replaced {', '.join(changed[:8])}"
                              + (f" and {len(changed) - 8} more" if len(changed) > 8 else ""))
