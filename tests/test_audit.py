@@ -243,6 +243,53 @@ def test_a_swapped_method_code_or_default_of_the_harness_is_tampering():
         check_integrity(before)
 
 
+def test_trace_hooks_module_clones_rebound_constants_and_unguarded_harness_modules_are_tampering():
+    """Session 21's attack review of the guard (written apart from the tests): a trace function left
+    set rewrote ``compare``'s locals (a10); a look-alike module in ``sys.modules`` took the guard's
+    comparison while the real module was edited (a04); a rebound constant of the harness
+    (``precision.TAIL_MARGIN``, ``census.LAYOUT_OPS``: a02, a07) passed the full comparison, which
+    recorded callables only; ``kernelsynth.contract`` (``EvaluateResult``, the verdict) and the
+    backends were not guarded (e2, a09); ``precision.HEADROOM`` could be edited in place (a01)."""
+    import sys
+    import types
+
+    import pytest
+
+    import kernelsynth.contract as contract
+    from kernelsynth.verify import TamperingError, check_integrity, comparison, integrity_snapshot, precision
+    from kernelsynth.verify.census import LAYOUT_OPS
+    import kernelsynth.verify.census as census
+
+    before = integrity_snapshot()
+    clone = types.ModuleType(comparison.__name__)
+    clone.__dict__.update(vars(comparison))
+    margin, setattr_ = precision.TAIL_MARGIN, contract.EvaluateResult.__dict__.get("__setattr__")
+    cases = [
+        ("sys.settrace", lambda: sys.settrace(lambda *a: None), lambda: sys.settrace(None)),
+        (r"kernelsynth\.verify\.comparison in sys\.modules",
+         lambda: sys.modules.__setitem__(comparison.__name__, clone),
+         lambda: sys.modules.__setitem__(comparison.__name__, comparison)),
+        (r"precision\.TAIL_MARGIN", lambda: setattr(precision, "TAIL_MARGIN", 1e9),
+         lambda: setattr(precision, "TAIL_MARGIN", margin)),
+        (r"census\.LAYOUT_OPS", lambda: setattr(census, "LAYOUT_OPS", frozenset(["mm"])),
+         lambda: setattr(census, "LAYOUT_OPS", LAYOUT_OPS)),
+        (r"contract\.EvaluateResult\.__setattr__",
+         lambda: setattr(contract.EvaluateResult, "__setattr__", lambda self, k, v: None),
+         lambda: delattr(contract.EvaluateResult, "__setattr__") if setattr_ is None
+         else setattr(contract.EvaluateResult, "__setattr__", setattr_)),
+    ]
+    for pattern, do, undo in cases:
+        do()
+        try:
+            with pytest.raises(TamperingError, match=pattern):
+                check_integrity(before)
+        finally:
+            undo()
+        check_integrity(before)
+    with pytest.raises(TypeError):
+        precision.HEADROOM["fp32"] = 1e9
+
+
 def test_a_malformed_audit_record_fails_the_check_instead_of_raising():
     """tests/adversarial/sandbox_s8 audit_malformed: an accepted result whose digest was
     ``{"type": "torch.Tensor"}`` made the parent's check raise KeyError('shape'), which ended the

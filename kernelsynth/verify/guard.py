@@ -110,12 +110,22 @@ def _same(saved: tuple, ns) -> bool:
     return len(d) == len(names) and all(map(is_, d, names)) and all(map(is_, d.values(), values))
 
 
+def _harness_modules() -> tuple:
+    """Every ``kernelsynth`` module loaded in this process and not in :data:`GUARDED`
+    (``kernelsynth.contract``, whose ``EvaluateResult`` carries the verdict, ``kernelsynth.backends``
+    and the backend loaded for the job, ``kernelsynth.spec``, ...: an ``EvaluateResult.__setattr__``
+    that dropped the verdict, or a ``counts_launches`` that always answers False, passed before;
+    session 21)."""
+    return tuple(sorted(n for n, m in list(sys.modules.items()) if (n == "kernelsynth" or n.startswith("kernelsynth."))
+                        and n not in GUARDED and inspect.ismodule(m)))
+
+
 def _guarded(classes=None):
     """``(name, namespace)`` of every guarded namespace, each ``kernelsynth`` module followed by
     the classes it defines (:func:`_own_classes`; ``classes``: a snapshot's, ``{module name:
     [(name, class)]}``, instead of scanning the module again: if the module no longer holds one
     of them, its own comparison fails first)."""
-    for name in GUARDED + tuple(_EXTRA_GUARDED):
+    for name in GUARDED + _harness_modules() + tuple(_EXTRA_GUARDED):
         ns = _namespace(name)
         if ns is not None:
             yield name, ns
@@ -127,7 +137,7 @@ def _own_classes(name: str, ns):
     (``kernelsynth.verify.precision.PrecisionMeter``): the module's dict holds only the class
     object, so a replaced method (``PrecisionMeter.check``, ``Census.add``) changed nothing the
     guard compared before session 21."""
-    if not name.startswith("kernelsynth.") or not inspect.ismodule(ns):
+    if not (name == "kernelsynth" or name.startswith("kernelsynth.")) or not inspect.ismodule(ns):
         return
     for attr, val in list(vars(ns).items()):
         if isinstance(val, type) and val.__module__ == ns.__name__ and f"{name}.{attr}" not in _CLASSES:
@@ -217,13 +227,17 @@ def integrity_snapshot() -> Dict[str, int]:
     # every namespace resolved (imported) before any is recorded: an import's side effects (kernelsynth.jobs
     # imports torch._dynamo, which rebinds torch.manual_seed) must not land between two records
     resolved = list(_guarded())
-    snap.classes = {}
+    snap.classes, snap.namespaces = {}, resolved
+    snap.modules = {name: ns for name, ns in resolved if inspect.ismodule(ns) and sys.modules.get(name) is ns}
     for name, ns in resolved:
         snap.quick[name] = _quick(ns)
         if isinstance(ns, type) and name not in GUARDED and name not in _EXTRA_GUARDED:  # a harness class
             snap.classes.setdefault(name.rsplit(".", 1)[0], []).append((name, ns))
+        own = (name == "kernelsynth" or name.startswith("kernelsynth.")) and name not in _EXTRA_GUARDED
         for attr, val in list(vars(ns).items()):
-            if callable(val) or inspect.ismodule(val):  # flags and counters may change legitimately
+            # elsewhere flags and counters may change legitimately; the harness's own modules and classes
+            # rebind nothing after import (a rebound precision.TAIL_MARGIN or census.LAYOUT_OPS: session 21)
+            if own or callable(val) or inspect.ismodule(val):
                 snap[f"{name}.{attr}"] = id(val)
     snap.internals = _internals(resolved)
     return snap
@@ -236,6 +250,35 @@ _CLASSES = ("torch.profiler.profile", "torch.profiler.profiler._KinetoProfile", 
 #: Guarded classes: there, an attribute that appears is as bad as one that is replaced (a new
 #: ``torch.profiler.profile.events`` shadows ``_KinetoProfile.events``: redteam_s10 mi1).
 _CLASS_NAMESPACES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module", "torch.cuda.Event") + _CLASSES
+
+
+def trace_hooks() -> list:
+    """The Python trace and profile hooks set in this process, by name, other than the census's own
+    profile hook (``verify.census._numpy_profile``, set only inside a verified call): a trace
+    function may rewrite any frame's local variables (on CPython 3.11 its ``f_locals`` edits are
+    written back), so one left set lets candidate code change the harness's verdicts as they are
+    computed (session 21's attack a10: ``compare``'s ``has_bad`` set to 0). Checked after every
+    verified call (``verify.poison.call_poisoned``) and in every integrity check."""
+    from .census import _numpy_profile
+
+    found = []
+    if sys.gettrace() is not None:
+        found.append("sys.settrace")
+    if sys.getprofile() not in (None, _numpy_profile):
+        found.append("sys.setprofile")
+    for name in ("gettrace", "getprofile"):  # threading.settrace/setprofile: hooks of threads started later
+        get = getattr(threading, name, None)
+        if get is not None and get() is not None:
+            found.append(f"threading.{name.replace('get', 'set')}")
+    return found
+
+
+def check_trace_hooks() -> None:
+    """Raise TamperingError when :func:`trace_hooks` finds one."""
+    hooks = trace_hooks()
+    if hooks:
+        raise TamperingError(f"the candidate left {', '.join(hooks)} set: a trace or profile function can rewrite "
+                             "the harness's local variables while it checks the output (VERIFICATION.md rule 13)")
 
 
 def _dynamo_generation_tag(key: str, before_id: int) -> bool:
@@ -267,6 +310,10 @@ def check_integrity(before: Dict[str, int]) -> None:
     plain dict) is the full snapshot taken and compared. The quick pass is what keeps this check,
     run after every trial, cheap: about 0.32 ms for the ~5000 guarded attributes on this project's
     2-core CPU (0.45-0.5 ms when it built tuples of ids; cost11, bench/cost11_pieces.py)."""
+    check_trace_hooks()
+    moved = [name for name, ns in getattr(before, "modules", {}).items() if sys.modules.get(name) is not ns]
+    if moved:  # a look-alike module in sys.modules would be checked instead of the one the harness uses
+        raise TamperingError(f"the candidate replaced {', '.join(sorted(moved)[:6])} in sys.modules")
     tables = getattr(before, "dispatch", None)
     if tables:  # kernels of the reference's operators registered by the candidate (redteam_s11 ft1)
         check_dispatch(tables)
@@ -281,8 +328,8 @@ def check_integrity(before: Dict[str, int]) -> None:
                              + (f" and {len(swapped) - 8} more" if len(swapped) > 8 else ""))
     quick = getattr(before, "quick", None)
     if quick is not None:
-        # resolved once per check (a namespace swapped in sys.modules differs)
-        resolved = list(_guarded(getattr(before, "classes", None)))
+        # the namespace objects the snapshot recorded (a module swapped in sys.modules is caught above)
+        resolved = getattr(before, "namespaces", None) or list(_guarded(getattr(before, "classes", None)))
         if len(resolved) == len(quick) and all(name in quick and _same(quick[name], ns) for name, ns in resolved):
             return
     now = integrity_snapshot()
@@ -290,7 +337,8 @@ def check_integrity(before: Dict[str, int]) -> None:
                      and not _restored(before, k, now))
     # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
     # (and on the harness's own classes: a new Census.add would shadow set.add)
-    classes = set(_CLASS_NAMESPACES) | {name for name in now.quick if name not in GUARDED and name not in _EXTRA_GUARDED}
+    classes = set(_CLASS_NAMESPACES) | {name for name, ns in now.namespaces if isinstance(ns, type)
+                                        and name in (quick or {}) and name not in _EXTRA_GUARDED}
     changed += sorted(k for k in set(now) - set(before) if k.rsplit(".", 1)[0] in classes)
     if changed:
         raise TamperingError(f"the candidate replaced {', '.join(changed[:8])}"

@@ -15,12 +15,12 @@ from .dynamo_deferral import defer
 from .census import note_copy, op_name, watching
 from .comparison import _S, _T, shadowed_attributes
 from .failures import VerificationFailure
-from .guard import check_no_new_threads
+from .guard import check_no_new_threads, check_trace_hooks
 
 #: aten operators that return uninitialised memory. Every route to them -- ``torch.empty*``,
 #: ``Tensor.new_empty``, the legacy ``torch.Tensor(3, 4)`` / ``x.new(3, 4)`` / ``torch.FloatTensor``
 #: constructors -- passes the dispatcher, where :class:`PoisonEmpty` sees it.
-_EMPTY_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
+_EMPTY_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
 
 
 def poison_value(dtype: torch.dtype):
@@ -195,6 +195,7 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
                 out = candidate(*inputs)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
+        check_trace_hooks()  # before the harness computes anything from the output
         shadowing = sorted({name for x in inputs if isinstance(x, torch.Tensor) for name in shadowed_attributes(x)})
         if shadowing:  # the harness reads, overwrites and clones these inputs after the call (rules 4, 9, 10)
             raise VerificationFailure(f"the candidate gave its input tensors attributes that shadow torch.Tensor's "

@@ -85,6 +85,7 @@ import contextlib
 import copy
 import math
 import weakref
+from types import MappingProxyType
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -96,10 +97,10 @@ from .refmemo import resolve
 
 #: policy -> (unit roundoff of its operands, mantissa bits operands are truncated to in the
 #: emulation; None: operands are used as they are in the job dtype).
-POLICIES: Dict[str, Tuple[float, Optional[int]]] = {
+POLICIES: Dict[str, Tuple[float, Optional[int]]] = MappingProxyType({
     "fp64": (2.0 ** -53, None), "fp32": (2.0 ** -24, None), "tf32": (2.0 ** -11, 10),
     "fp16": (2.0 ** -11, None), "bf16": (2.0 ** -8, None),
-}
+})
 #: The candidate's statistic may be this many times the honest computations' largest.
 MARGIN = 1.4
 #: Per policy, a factor on the honest computations' RMS (default 1), in the RMS bound and the tail
@@ -126,7 +127,9 @@ MARGIN = 1.4
 #: (float8 e4m3: 3 mantissa bits against bfloat16's 7, 16x) and below a bfloat16 accumulator over
 #: more than a few chunks (tests/adversarial/cpu/precision/chunked_bf16_accumulator.py). ``tf32``
 #: keeps 1: its honest emulation already truncates the operands, the less precise hardware mode.
-HEADROOM: Dict[str, float] = {"fp32": 8.0, "bf16": 1.25, "fp16": 1.25}
+#: (Read-only, as POLICIES and LOWER_FORMAT_BITS: the integrity guard compares identities, so an entry changed
+#: in place by candidate code -- HEADROOM["fp32"] = 1e9 -- would pass it; session 21.)
+HEADROOM: Dict[str, float] = MappingProxyType({"fp32": 8.0, "bf16": 1.25, "fp16": 1.25})
 
 
 def headroom(policy: Optional[str]) -> float:
@@ -175,7 +178,7 @@ TAIL_SLACK = 2.0 ** -9
 #: Lower format, per job dtype: (integer view, low mantissa bits that are zero when a value is
 #: exactly representable with the mantissa of the next lower format: float32 -> float16's 10
 #: bits (23 - 10 = 13; bfloat16's 7 bits imply it), float64 -> float32's 23 bits).
-LOWER_FORMAT_BITS = {torch.float32: (torch.int32, 13), torch.float64: (torch.int64, 29)}
+LOWER_FORMAT_BITS = MappingProxyType({torch.float32: (torch.int32, 13), torch.float64: (torch.int64, 29)})
 #: Relative tail (float32/float64 outputs under the ``fp32``/``fp64`` policies, :data:`RELATIVE_POLICIES`):
 #: an element is in it when ``|out_i - ref_i| > R |ref_i|``, ``R = RELATIVE_ULPS * room * u_out + TAIL_K *
 #: slack`` (:func:`relative_threshold`), judged only where ``|ref_i| >= RELATIVE_FLOOR``. 2^8 ulps of the
