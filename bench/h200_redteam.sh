@@ -23,6 +23,7 @@ case $SET in
        TASKS="matmul_bias_gelu depthwise_conv2d softmax_backward cross_entropy rope"; DEFAULT_END=560 ;;
   *) echo "unknown set $SET (s13, s15)" >&2; exit 2 ;;
 esac
+TASKS=${RT_TASKS:-$TASKS}  # RT_TASKS="softmax_backward": a subset of the set's tasks
 K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.trials=2 exploration.sandbox.allow_unsandboxed_external=true"
 start=${start:-$(date +%s)}; END=${END:-${RT_END_S:-$DEFAULT_END}}
 OUT=${OUT:-$OUTDIR}
