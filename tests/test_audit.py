@@ -206,15 +206,30 @@ def test_a_rebound_name_in_any_verify_module_is_tampering():
     check_integrity(before)
 
 
+def _each_is_tampering_and_undone_passes(before, cases):
+    """Each ``(pattern, do, undo)``: after ``do()`` the integrity check raises TamperingError
+    matching ``pattern``; after ``undo()`` it passes."""
+    import pytest
+
+    from kernelsynth.verify import TamperingError, check_integrity
+
+    for pattern, do, undo in cases:
+        do()
+        try:
+            with pytest.raises(TamperingError, match=pattern):
+                check_integrity(before)
+        finally:
+            undo()
+        check_integrity(before)
+
+
 def test_a_swapped_method_code_or_default_of_the_harness_is_tampering():
     """Session 21: a guarded function keeps its identity when its ``__code__``, ``__defaults__`` or
     closure cells are swapped, and the harness's classes (``PrecisionMeter``, ``Census``) were held
     only as class objects: ``PrecisionMeter.check`` replaced, ``compare.__code__`` swapped, or a new
     ``Census.add`` shadowing ``set.add`` passed the guard. Each is tampering now, and undoing it
     passes again."""
-    import pytest
-
-    from kernelsynth.verify import TamperingError, check_integrity, comparison, integrity_snapshot
+    from kernelsynth.verify import comparison, integrity_snapshot
     from kernelsynth.verify.census import Census
     from kernelsynth.verify.precision import PrecisionMeter
 
@@ -233,14 +248,7 @@ def test_a_swapped_method_code_or_default_of_the_harness_is_tampering():
         (r"census\.Census\.add", lambda: setattr(Census, "add", lambda self, name: None),
          lambda: delattr(Census, "add")),
     ]
-    for pattern, do, undo in cases:
-        do()
-        try:
-            with pytest.raises(TamperingError, match=pattern):
-                check_integrity(before)
-        finally:
-            undo()
-        check_integrity(before)
+    _each_is_tampering_and_undone_passes(before, cases)
 
 
 def test_trace_hooks_module_clones_rebound_constants_and_unguarded_harness_modules_are_tampering():
@@ -256,7 +264,7 @@ def test_trace_hooks_module_clones_rebound_constants_and_unguarded_harness_modul
     import pytest
 
     import kernelsynth.contract as contract
-    from kernelsynth.verify import TamperingError, check_integrity, comparison, integrity_snapshot, precision
+    from kernelsynth.verify import comparison, integrity_snapshot, precision
     from kernelsynth.verify.census import LAYOUT_OPS
     import kernelsynth.verify.census as census
 
@@ -278,14 +286,7 @@ def test_trace_hooks_module_clones_rebound_constants_and_unguarded_harness_modul
          lambda: delattr(contract.EvaluateResult, "__setattr__") if setattr_ is None
          else setattr(contract.EvaluateResult, "__setattr__", setattr_)),
     ]
-    for pattern, do, undo in cases:
-        do()
-        try:
-            with pytest.raises(TamperingError, match=pattern):
-                check_integrity(before)
-        finally:
-            undo()
-        check_integrity(before)
+    _each_is_tampering_and_undone_passes(before, cases)
     with pytest.raises(TypeError):
         precision.HEADROOM["fp32"] = 1e9
 
