@@ -82,7 +82,6 @@ error passes (the red team's p3, references/VERIFICATION.md).
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
 import weakref
 from types import MappingProxyType
