@@ -157,33 +157,35 @@ def state() -> tuple:
     return tuple((f"{cls.__module__}.{cls.__qualname__}", cls, wrapped) for cls, wrapped in _DEFERRED), _HOOK
 
 
+#: :func:`intact`'s finding for a mode without torch's wrapper once dynamo is imported.
+_NO_WRAPPER = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported (the import hook was "
+               "removed or kept from restoring it)")
+
+
 def intact(recorded: tuple = None) -> Dict[str, str]:
-    """``{class name: problem}`` for the harness's modes (:data:`MODES`): one that still holds a
-    method other than torch's ``_disable_dynamo`` wrapper although ``torch._dynamo`` is imported;
-    one still raw while the import hook is gone from ``sys.meta_path`` (dynamo imported afterwards,
-    or imported and then dropped from ``sys.modules``, would leave it raw unseen: session 20's
-    attacks a1/a6); one whose raw method carries a ``__dynamo_disable`` that torch's wrapper would
-    call instead of it and that is not ``torch._dynamo.disable`` of that method (attack a2). Empty
-    when all is well. ``recorded``: :func:`state` as the snapshot took it (default: now)."""
-    out = {}
+    """``{class name: problem}`` for the harness's modes (:data:`MODES` and those ``recorded``):
+    one that holds a method other than torch's ``_disable_dynamo`` wrapper although
+    ``torch._dynamo`` is imported; one still raw while the import hook is gone from
+    ``sys.meta_path`` (dynamo imported afterwards, or imported and then dropped from
+    ``sys.modules``, would leave it raw unseen: session 20's attacks a1/a6); one whose raw method
+    carries a ``__dynamo_disable`` that torch's wrapper would call instead of it and that is not
+    ``torch._dynamo.disable`` of that method (attack a2). Empty when all is well. ``recorded``:
+    :func:`state` as the snapshot took it (default: now)."""
     deferred, hook = recorded or state()
+    raws = {name: getattr(wrapped, "__wrapped__", None) for name, _, wrapped in deferred}
+    classes = dict(_modes())
+    classes.update((name, cls) for name, cls, _ in deferred)
     dynamo = _DYNAMO in sys.modules
     hooked = any(f is hook for f in sys.meta_path)
-    for name, cls, wrapped in deferred:
-        now = cls.__dict__.get("__torch_dispatch__")
-        raw = getattr(wrapped, "__wrapped__", None)
+    out = {}
+    for name, cls in classes.items():
+        now, raw = cls.__dict__.get("__torch_dispatch__"), raws.get(name)
         if dynamo and not _torch_wrapper(now):
-            out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
-                         "(the import hook was removed or kept from restoring it)")
-        elif now is raw and not hooked:
+            out[name] = _NO_WRAPPER
+        elif raw is not None and now is raw and not hooked:
             out[name] = "still raw while the torch._dynamo import hook is gone from sys.meta_path"
         cached = getattr(raw, "__dict__", {}).get("__dynamo_disable")
         if cached is not None and not _genuine_disable(cached, raw):
             out[name] = ("its method's __dynamo_disable (what torch's wrapper calls instead of it) is not "
                          "torch._dynamo.disable of that method")
-    if dynamo:  # modes deferred nowhere (dynamo was imported first) must hold torch's wrapper too
-        for name, cls in _modes():
-            if name not in out and not _torch_wrapper(cls.__dict__.get("__torch_dispatch__")):
-                out[name] = ("still without torch's _disable_dynamo wrapper after torch._dynamo was imported "
-                             "(the import hook was removed or kept from restoring it)")
     return out

@@ -14,6 +14,7 @@ from typing import Dict
 import torch
 
 from . import dynamo_deferral
+from .census import _numpy_profile  # bound at import: the census's own profile hook
 from .failures import TamperingError, VerificationFailure
 
 #: Namespaces whose callables a candidate must not replace: the reference and the harness use them.
@@ -110,26 +111,29 @@ def _same(saved: tuple, ns) -> bool:
     return len(d) == len(names) and all(map(is_, d, names)) and all(map(is_, d.values(), values))
 
 
+def _is_harness(name: str) -> bool:
+    """Whether a guarded name belongs to kernelsynth itself (a module or a class it defines)."""
+    return name == "kernelsynth" or name.startswith("kernelsynth.")
+
+
 def _harness_modules() -> tuple:
     """Every ``kernelsynth`` module loaded in this process and not in :data:`GUARDED`
     (``kernelsynth.contract``, whose ``EvaluateResult`` carries the verdict, ``kernelsynth.backends``
     and the backend loaded for the job, ``kernelsynth.spec``, ...: an ``EvaluateResult.__setattr__``
     that dropped the verdict, or a ``counts_launches`` that always answers False, passed before;
     session 21)."""
-    return tuple(sorted(n for n, m in list(sys.modules.items()) if (n == "kernelsynth" or n.startswith("kernelsynth."))
-                        and n not in GUARDED and inspect.ismodule(m)))
+    return tuple(sorted(n for n, m in list(sys.modules.items())
+                        if _is_harness(n) and n not in GUARDED and inspect.ismodule(m)))
 
 
-def _guarded(classes=None):
+def _guarded():
     """``(name, namespace)`` of every guarded namespace, each ``kernelsynth`` module followed by
-    the classes it defines (:func:`_own_classes`; ``classes``: a snapshot's, ``{module name:
-    [(name, class)]}``, instead of scanning the module again: if the module no longer holds one
-    of them, its own comparison fails first)."""
+    the classes it defines (:func:`_own_classes`)."""
     for name in GUARDED + _harness_modules() + tuple(_EXTRA_GUARDED):
         ns = _namespace(name)
         if ns is not None:
             yield name, ns
-            yield from (_own_classes(name, ns) if classes is None else classes.get(name, ()))
+            yield from _own_classes(name, ns)
 
 
 def _own_classes(name: str, ns):
@@ -137,7 +141,7 @@ def _own_classes(name: str, ns):
     (``kernelsynth.verify.precision.PrecisionMeter``): the module's dict holds only the class
     object, so a replaced method (``PrecisionMeter.check``, ``Census.add``) changed nothing the
     guard compared before session 21."""
-    if not (name == "kernelsynth" or name.startswith("kernelsynth.")) or not inspect.ismodule(ns):
+    if not _is_harness(name) or not inspect.ismodule(ns):
         return
     for attr, val in list(vars(ns).items()):
         if isinstance(val, type) and val.__module__ == ns.__name__ and f"{name}.{attr}" not in _CLASSES:
@@ -172,18 +176,14 @@ def _cells(fn) -> tuple:
 _CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter(a) for a in ("__code__", "__defaults__", "__kwdefaults__"))
 
 
-class Internals(tuple):
-    """:func:`_internals`' record: ``(functions, their __code__, __defaults__, __kwdefaults__,
-    [(function, closure contents)])`` as strong references."""
-
-
-def _internals(namespaces) -> Internals:
+def _internals(namespaces) -> tuple:
     """The guarded Python functions of ``namespaces`` (``(name, ns)`` pairs) with their code,
     defaults and (for the harness's own functions, ``kernelsynth``, and the dispatch modes' methods,
     torch's wrapper around the raw one; torch's other functions may rebind theirs lazily) closure
     contents. A function keeps its identity when its code, defaults or closure
     cells are swapped (``compare.__code__ = ...``), so the identity of the namespace's values alone
-    does not see it (session 21)."""
+    does not see it (session 21). Returns ``(functions, their __code__, __defaults__,
+    __kwdefaults__, [(function, closure contents)])``, strong references."""
     fns, seen, closed = [], set(), []
     for name, ns in namespaces:
         for fn in _functions(ns):
@@ -191,11 +191,11 @@ def _internals(namespaces) -> Internals:
                 seen.add(id(fn))
                 fns.append(fn)
                 # closures of the harness's functions and of the modes' methods (torch's wrapper holds the raw one)
-                if fn.__closure__ and ((fn.__module__ or "").startswith("kernelsynth") or name in dynamo_deferral.MODES):
+                if fn.__closure__ and (_is_harness(fn.__module__ or "") or name in dynamo_deferral.MODES):
                     closed.append(fn)
     fns = tuple(fns)
     cells = [(fn, _cells(fn)) for fn in closed]
-    return Internals((fns, tuple(map(_CODE, fns)), tuple(map(_DEFAULTS, fns)), tuple(map(_KWDEFAULTS, fns)), cells))
+    return fns, tuple(map(_CODE, fns)), tuple(map(_DEFAULTS, fns)), tuple(map(_KWDEFAULTS, fns)), cells
 
 
 def _internals_changed(saved) -> list:
@@ -219,21 +219,17 @@ def integrity_snapshot() -> Dict[str, int]:
     namespaces and those given to :func:`guard_also` (a :class:`Snapshot`)."""
     snap = Snapshot()
     snap.quick = {}
-    # the wrappers the dynamo hook may put back (taken now, before the candidate runs: the only
-    # values a mode's __torch_dispatch__ may change to; kernelsynth/verify/dynamo_deferral.py)
-    snap.wrappers = {f"{cls.__module__}.{cls.__qualname__}.__torch_dispatch__": wrapped
-                     for cls, wrapped in dynamo_deferral._DEFERRED}
+    # the deferred modes with the wrappers the dynamo hook may put back (taken now, before the candidate
+    # runs: the only values a mode's __torch_dispatch__ may change to) and the hook itself
     snap.deferral = dynamo_deferral.state()
     # every namespace resolved (imported) before any is recorded: an import's side effects (kernelsynth.jobs
     # imports torch._dynamo, which rebinds torch.manual_seed) must not land between two records
     resolved = list(_guarded())
-    snap.classes, snap.namespaces = {}, resolved
+    snap.namespaces = resolved
     snap.modules = {name: ns for name, ns in resolved if inspect.ismodule(ns) and sys.modules.get(name) is ns}
     for name, ns in resolved:
         snap.quick[name] = _quick(ns)
-        if isinstance(ns, type) and name not in GUARDED and name not in _EXTRA_GUARDED:  # a harness class
-            snap.classes.setdefault(name.rsplit(".", 1)[0], []).append((name, ns))
-        own = (name == "kernelsynth" or name.startswith("kernelsynth.")) and name not in _EXTRA_GUARDED
+        own = _is_harness(name) and name not in _EXTRA_GUARDED
         for attr, val in list(vars(ns).items()):
             # elsewhere flags and counters may change legitimately; the harness's own modules and classes
             # rebind nothing after import (a rebound precision.TAIL_MARGIN or census.LAYOUT_OPS: session 21)
@@ -259,8 +255,6 @@ def trace_hooks() -> list:
     written back), so one left set lets candidate code change the harness's verdicts as they are
     computed (session 21's attack a10: ``compare``'s ``has_bad`` set to 0). Checked after every
     verified call (``verify.poison.call_poisoned``) and in every integrity check."""
-    from .census import _numpy_profile
-
     found = []
     if sys.gettrace() is not None:
         found.append("sys.settrace")
@@ -299,8 +293,8 @@ def _restored(before, key: str, now: Dict[str, int]) -> bool:
     """Whether ``key`` changed to the very wrapper object the snapshot recorded for it (the dynamo
     hook's restore): the same code and ``__wrapped__`` are not enough (a forged wrapper whose closure
     holds another function has both; session 20's attack a4)."""
-    wrapped = getattr(before, "wrappers", {}).get(key)
-    return wrapped is not None and now.get(key) == id(wrapped)
+    deferred, _ = getattr(before, "deferral", ((), None))
+    return any(f"{name}.__torch_dispatch__" == key and now.get(key) == id(wrapped) for name, _, wrapped in deferred)
 
 
 def check_integrity(before: Dict[str, int]) -> None:
@@ -329,7 +323,7 @@ def check_integrity(before: Dict[str, int]) -> None:
     quick = getattr(before, "quick", None)
     if quick is not None:
         # the namespace objects the snapshot recorded (a module swapped in sys.modules is caught above)
-        resolved = getattr(before, "namespaces", None) or list(_guarded(getattr(before, "classes", None)))
+        resolved = getattr(before, "namespaces", None) or list(_guarded())
         if len(resolved) == len(quick) and all(name in quick and _same(quick[name], ns) for name, ns in resolved):
             return
     now = integrity_snapshot()

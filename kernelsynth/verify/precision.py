@@ -84,9 +84,9 @@ from __future__ import annotations
 import contextlib
 import math
 import weakref
-from types import MappingProxyType
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
@@ -96,7 +96,7 @@ from .refmemo import resolve
 
 #: policy -> (unit roundoff of its operands, mantissa bits operands are truncated to in the
 #: emulation; None: operands are used as they are in the job dtype).
-POLICIES: Dict[str, Tuple[float, Optional[int]]] = MappingProxyType({
+POLICIES: Mapping[str, Tuple[float, Optional[int]]] = MappingProxyType({
     "fp64": (2.0 ** -53, None), "fp32": (2.0 ** -24, None), "tf32": (2.0 ** -11, 10),
     "fp16": (2.0 ** -11, None), "bf16": (2.0 ** -8, None),
 })
@@ -128,7 +128,7 @@ MARGIN = 1.4
 #: keeps 1: its honest emulation already truncates the operands, the less precise hardware mode.
 #: (Read-only, as POLICIES and LOWER_FORMAT_BITS: the integrity guard compares identities, so an entry changed
 #: in place by candidate code -- HEADROOM["fp32"] = 1e9 -- would pass it; session 21.)
-HEADROOM: Dict[str, float] = MappingProxyType({"fp32": 8.0, "bf16": 1.25, "fp16": 1.25})
+HEADROOM: Mapping[str, float] = MappingProxyType({"fp32": 8.0, "bf16": 1.25, "fp16": 1.25})
 
 
 def headroom(policy: Optional[str]) -> float:
