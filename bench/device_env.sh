@@ -6,3 +6,11 @@ export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
 if ! command -v bwrap >/dev/null && [ -z "${KERNELSYNTH_BWRAP:-}" ] && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
   dpkg -x .deb/bubblewrap_*.deb /tmp/pkg && export KERNELSYNTH_BWRAP=/tmp/pkg/usr/bin/bwrap
 fi
+# HW: the hw= config for the lent card (hw=h200 stops at once on another GPU), exported for the scripts
+# these calls start; a caller's own HW wins.
+if [ -z "${HW:-}" ]; then
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+    *H100*) HW=h100 ;; *) HW=h200 ;;
+  esac
+fi
+export HW

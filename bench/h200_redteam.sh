@@ -24,7 +24,7 @@ case $SET in
   *) echo "unknown set $SET (s13, s15)" >&2; exit 2 ;;
 esac
 TASKS=${RT_TASKS:-$TASKS}  # RT_TASKS="softmax_backward": a subset of the set's tasks
-K="python3 -m kernelsynth hw=h200 exploration.baselines=false exploration.profile=false exploration.trials=2 exploration.sandbox.allow_unsandboxed_external=true"
+K="python3 -m kernelsynth hw=${HW:-h200} exploration.baselines=false exploration.profile=false exploration.trials=2 exploration.sandbox.allow_unsandboxed_external=true"
 start=${start:-$(date +%s)}; END=${END:-${RT_END_S:-$DEFAULT_END}}
 OUT=${OUT:-$OUTDIR}
 . bench/steps.sh

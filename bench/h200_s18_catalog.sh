@@ -37,7 +37,7 @@ for entry in $RUNLIST; do
   left=$(( TOTAL_S - 20 - ($(date +%s) - start) ))
   if [ "$left" -lt 15 ]; then echo "$t $dt: not run (the ${TOTAL_S} s budget is spent)" | tee -a "$OUT/status.txt"; continue; fi
   limit=$(( own < left ? own : left )); t0=$(date +%s)
-  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 "task.dtypes=[$dt]" exploration.trials=1 \
+  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=${HW:-h200} "task.dtypes=[$dt]" exploration.trials=1 \
     exploration.timing_repeats=1 exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false \
     exploration.progress=false hydra.run.dir="$RUNS/$t-$dt" > "$RUNS/logs/$t-$dt.log" 2>&1
   rc=$?

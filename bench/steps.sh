@@ -7,12 +7,6 @@
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 start=${start:-$(date +%s)}; END=${END:-${END_S:-585}}
 export PATH=/tmp/site/bin:$PATH
-# HW (the hw= config of ladder_step) from the lent card's name when the caller has not set it.
-if [ -z "${HW:-}" ]; then
-  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
-    *H100*) HW=h100 ;; *) HW=h200 ;;
-  esac
-fi
 step() {  # name limit command...
   local name=$1 limit=$2; shift 2
   local left=$(( END - ($(date +%s) - start) ))
