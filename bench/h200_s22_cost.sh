@@ -25,10 +25,14 @@ cost_run() {  # name tree task dtype limit
   { echo "== $name ($tree)"; grep -E "records?|trajector" "/tmp/$name.stdout" | cut -c1-200 | head -4
     (cd "$HEAD_DIR" && timeout 40 python3 bench/protocol_cost.py "/tmp/runs/$name" 2>&1 | tail -3); } >> "$OUT/summary.txt"
 }
-cost_run s8-conv /tmp/s8 conv_relu_maxpool float32 ${S8_CONV_S:-130}
-cost_run head-conv "$HEAD_DIR" conv_relu_maxpool float32 ${HEAD_CONV_S:-170}
-cost_run s8-flip /tmp/s8 flip2d float32 ${S8_FLIP_S:-100}
-cost_run head-flip "$HEAD_DIR" flip2d float32 ${HEAD_FLIP_S:-100}
+for pair in ${PAIRS:-conv flip}; do  # PAIRS: which task pairs to run, in order
+  case $pair in
+    conv) cost_run s8-conv /tmp/s8 conv_relu_maxpool float32 ${S8_CONV_S:-130}
+          cost_run head-conv "$HEAD_DIR" conv_relu_maxpool float32 ${HEAD_CONV_S:-170} ;;
+    flip) cost_run s8-flip /tmp/s8 flip2d float32 ${S8_FLIP_S:-100}
+          cost_run head-flip "$HEAD_DIR" flip2d float32 ${HEAD_FLIP_S:-100} ;;
+  esac
+done
 (cd /tmp/runs && tar czf "$OUT/cost.tgz" */observations.parquet */run.json 2>/dev/null)
 cp /tmp/*.stdout "$OUT/" 2>/dev/null
 cat "$OUT/steps.txt" "$OUT/summary.txt"
