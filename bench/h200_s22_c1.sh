@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The next session's first H200 call (< 590 s), after session 21's changes (none of them has run on a GPU yet):
+# A first device call after session 21's changes (< 590 s). Run once in session 22, on an H100 (BENCHMARKS.md
+# "Session 22"): step 1 ran; steps 2-3 stopped at once (their scripts passed hw=h200; HW from bench/device_env.sh now):
 #   bash bench/h200_s22_c1.sh        (repo root, after the device README's install line; carry .whl, .deb)
 # 1. conv_relu_maxpool's whole ladder (profile off; 330 s): issue 10's cost (bench/protocol_cost.py, median candidate
 #    verify_s; session 21: 1.43 s, allowance 1.12 s) after the integrity guard's changes (more namespaces; the lazily

@@ -12,7 +12,8 @@ set -u
 . bench/device_env.sh
 . bench/steps.sh  # step; OUT, start, END (END_S, default 585)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv > "$OUT/steps.txt" 2>&1
-mkdir -p /tmp/s8 && tar xf .s8tree/f1a2b2e.tar -C /tmp/s8 || exit 1
+mkdir -p /tmp/s8 && tar xf .s8tree/f1a2b2e.tar -C /tmp/s8 \
+  || { echo "no .s8tree/f1a2b2e.tar: make it here with git archive (above) and carry .s8tree" | tee "$OUT/steps.txt"; exit 1; }
 HEAD_DIR=$PWD
 cost_run() {  # name tree task dtype limit
   local name=$1 tree=$2 task=$3 dt=$4 limit=$5 cache=/tmp/cache-$1

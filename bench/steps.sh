@@ -17,8 +17,8 @@ step() {  # name limit command...
   echo "$name: rc=$? $(( $(date +%s) - t0 )) s (limit $limit)" >> "$OUT/steps.txt"
 }
 
-# `ladder_step NAME TASK LIMIT`: TASK's whole ladder on hw=$HW (default h200; HW=h100 when the lent card is an H100:
-# hw=h200 stops at once on another GPU) (profile off) as step NAME in /tmp/NAME, then to
+# `ladder_step NAME TASK LIMIT`: TASK's whole ladder on hw=$HW (bench/device_env.sh sets it from the lent card's name;
+# default h200: hw=h200 stops at once on another GPU) (profile off) as step NAME in /tmp/NAME, then to
 # $OUT/summary.txt its record and trajectory lines, bench/protocol_cost.py's cost and bench/tc_summary.py's
 # table, and to $OUT/NAME.tgz the run directory (its CLI log as cli.log; no compiled binaries).
 ladder_step() {  # name task limit
