@@ -247,6 +247,9 @@ def test_untimed_charts_and_a_missing_matplotlib_are_skipped_with_a_reason(tmp_p
     got = charts.draw(tmp_path / "charts", "flip2d", Hardware("cpu", "cpu", True), _traj(rows), rows)
     assert [(c["path"], c["reason"]) for c in got] == [(None, charts.UNTIMED)] * 2
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    # untimed: the reason is that, and matplotlib is not imported (an interpreter run's parent skips it)
+    got = charts.draw(tmp_path / "charts", "flip2d", Hardware("cpu", "cpu", True), _traj(rows), rows)
+    assert [(c["path"], c["reason"]) for c in got] == [(None, charts.UNTIMED)] * 2
     got = charts.draw(tmp_path / "charts", "flip2d", _h200(), _traj([_row("a", "v0", 1.0)]), [_row("a", "v0", 1.0)])
     assert all(c["path"] is None and c["reason"].startswith("matplotlib is not available (ModuleNotFoundError") for c in got)
     assert not (tmp_path / "charts").exists()
