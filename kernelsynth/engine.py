@@ -20,11 +20,11 @@ from omegaconf import DictConfig, OmegaConf
 from . import hardware
 from .config import unknown_settings, unknown_settings_message
 from .paths import cache_dir
-from .errors import SpecError, UserError
+from .errors import SpecError, UserError, reference_error
 from .publish import PublishError
 from .spec import TaskSpec, load_spec, resolve_spec_path
 from .sandbox import Sandbox
-from .store import ObservationStore, atomic_write_bytes
+from .store import KEY_FILE, ObservationStore, atomic_write_bytes
 from .workers import PROBE_ONLY_ENV, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -113,16 +113,29 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidd
     sandbox = Sandbox(cfg.exploration.get("sandbox"), hidden=[str(run_dir), *map(str, hidden)], readable=[str(Path(spec.reference).parent)],
                       gpu=not bool(cfg.hw.interpret))
     log.info(sandbox.status) if sandbox.active else log.warning(sandbox.status)
-    probe = probe_hardware(bool(cfg.hw.interpret), spec.reference, sandbox=sandbox)
-    if probe.get("reference_error"):
-        raise SpecError(spec.path, "reference", "a module that imports and defines Model, get_init_inputs "
-                        f"and get_inputs ({spec.reference}: {probe['reference_error']})")
+    interpret = bool(cfg.hw.interpret)
+    if interpret:  # nothing to detect; the exploration's first worker imports the reference (check_reference)
+        from .hwprobe import interpreter_facts  # imports torch, which `--help` and config errors need not
+
+        probe = interpreter_facts()
+    else:
+        probe = probe_hardware(False, spec.reference, sandbox=sandbox)
+        if probe.get("reference_error"):
+            raise reference_error(spec, probe["reference_error"])
     hw = hardware.resolve(config["hw"], probe)
     for line in hardware.summary_lines(hw):
         log.info(line)
 
+    fresh = not (run_dir / "observations").exists() and not (run_dir / KEY_FILE).exists()
     store = ObservationStore(run_dir)
-    observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console, hidden=hidden)
+    try:
+        observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console,
+                                                 hidden=hidden, check_reference=interpret)
+    except SpecError:  # the reference did not import in the first worker: nothing ran, so no store is left behind
+        if fresh and not any(store.dir.iterdir()):
+            store.dir.rmdir()
+            (run_dir / KEY_FILE).unlink(missing_ok=True)
+        raise
     trajectories = stages["selection"].run(spec, observations, run_dir)
     dataset_dir = stages["synthesis"].run(spec, hw, trajectories, observations, run_dir, config)
     published = publish_error = None

@@ -23,3 +23,11 @@ class SpecError(UserError):
 
 class HardwareMismatchError(UserError):
     """The named hardware target is not the GPU this machine has."""
+
+
+def reference_error(spec, why: str) -> SpecError:
+    """The SpecError of a task whose reference (``spec.reference``) does not import in a worker or
+    lacks ``Model``/``get_init_inputs``/``get_inputs``; ``why``: the worker's
+    :func:`~kernelsynth.hwprobe.probe` ``reference_error``."""
+    return SpecError(spec.path, "reference", "a module that imports and defines Model, get_init_inputs "
+                     f"and get_inputs ({spec.reference}: {why})")

@@ -2,8 +2,8 @@
 (kernelsynth/engine.py ``probe_hardware``). Its own module, not :mod:`kernelsynth.jobs`, so that a
 worker whose only job is the probe imports torch and triton but not ``torch._dynamo`` and the
 verification harness (:mod:`kernelsynth.workers` imports :mod:`kernelsynth.jobs` on a worker's
-first other job): about 1.5 CPU seconds less for every run. Nothing here runs in the parent
-process: it initialises CUDA.
+first other job): about 1.5 CPU seconds less for every run. Only :func:`interpreter_facts` runs in
+the parent process (an interpreter run has nothing to detect); :func:`probe` initialises CUDA.
 """
 
 from __future__ import annotations
@@ -27,6 +27,29 @@ def _driver_version() -> str | None:
         return None
 
 
+def _facts(triton_version: str, interpret: bool) -> Dict[str, Any]:
+    """The fields of :func:`probe`'s answer that need no GPU and no spec code."""
+    return {
+        "cuda": False, "name": platform.processor() or platform.machine() or "cpu", "arch": None,
+        "sm_count": None, "l2_bytes": None, "total_mem_bytes": None, "driver": None,
+        "torch": str(torch.__version__), "triton": triton_version, "cuda_runtime": torch.version.cuda,
+        "python": platform.python_version(), "interpret": interpret, "visible_devices": None, "devices": [],
+    }
+
+
+def interpreter_facts() -> Dict[str, Any]:
+    """:func:`probe`'s answer for an interpreter run (``hw.interpret``), taken in the calling process:
+    the same interpreter and packages as its workers (they run this Python with these site-packages
+    under a read-only filesystem), no CUDA call (nothing to detect: the interpreter runs on the CPU)
+    and no import of triton (its version from the package metadata) or of the spec's reference,
+    which the run's first worker imports instead (``check_reference`` of
+    :meth:`kernelsynth.stages.exploration.Exploration.run`). Saves a CPU run the probe's worker: one
+    process start and torch import, about 3 CPU seconds on the project's 2-core machine."""
+    from importlib.metadata import version
+
+    return _facts(version("triton"), True)
+
+
 def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
     """What this worker sees: GPU name, arch, SM count, L2 bytes, memory, driver, library versions.
 
@@ -39,12 +62,7 @@ def probe(payload: Dict[str, Any]) -> Dict[str, Any]:
     """
     import triton
 
-    info: Dict[str, Any] = {
-        "cuda": False, "name": platform.processor() or platform.machine() or "cpu", "arch": None,
-        "sm_count": None, "l2_bytes": None, "total_mem_bytes": None, "driver": None,
-        "torch": str(torch.__version__), "triton": str(triton.__version__), "cuda_runtime": torch.version.cuda,
-        "python": platform.python_version(), "interpret": os.environ.get("TRITON_INTERPRET") == "1",
-    }
+    info = _facts(str(triton.__version__), os.environ.get("TRITON_INTERPRET") == "1")
     ref = payload.get("reference")
     if ref:  # the spec's reference must import and define the three names the harness calls
         try:

@@ -104,6 +104,7 @@ def test_the_probe_worker_skips_the_harness_imports_until_another_job_comes(tmp_
     run), and imports kernelsynth.jobs when another job comes. Seen from the spec's reference, which the probe imports:
     this one raises with the names of the two modules already loaded. (Any other worker imports
     them at its start, so that a spare started ahead is ready: not run here, a worker start more.)"""
+    from kernelsynth.hwprobe import interpreter_facts
     from kernelsynth.sandbox import Sandbox, SandboxSettings
     from kernelsynth.workers import PROBE_ONLY_ENV, WorkerPool
 
@@ -119,6 +120,10 @@ def test_the_probe_worker_skips_the_harness_imports_until_another_job_comes(tmp_
 
     with WorkerPool(1, env={PROBE_ONLY_ENV: "1", "TRITON_INTERPRET": "1"}, sandbox=box, timeout_s=120) as pool:
         assert loaded(pool) == ""
+        # an interpreter run takes these facts in the parent instead (no probe worker: engine.run); they are
+        # the worker's, field for field, so the hardware fingerprint, and with it every observation key, is unchanged
+        seen = pool.run("probe", {"reference": None}).value
+        assert interpreter_facts() == seen and seen["triton"] == __import__("triton").__version__
         assert pool.run("health", {}).ok  # a job of kernelsynth.jobs, on the same worker
         # on the interpreter path kernelsynth.jobs no longer imports torch._dynamo (verify/dynamo_deferral.py)
         assert loaded(pool) == "kernelsynth.jobs"

@@ -190,10 +190,17 @@ def test_unknown_settings_name_each_key_added_past_the_schema_with_the_valid_one
     assert lines[3].startswith("verbos is not a setting of the config; did you mean verbose? (valid: task, hw,")
 
 
-def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path):
+def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path, monkeypatch):
     """Regression: the key hashed only the spec folder, so an edited kernel living elsewhere kept
-    its old 'accepted' observation on resume."""
+    its old 'accepted' observation on resume. Also: an interpreter run starts no hardware probe
+    worker (its facts are the parent's: kernelsynth.hwprobe.interpreter_facts; the exploration's
+    worker checks the reference, test_cli_reference_that_does_not_import_is_one_spec_error)."""
     import shutil
+
+    def no_probe(*a, **k):
+        raise AssertionError("an interpreter run started the probe worker")
+
+    monkeypatch.setattr(engine, "probe_hardware", no_probe)
 
     spec_dir, ext = tmp_path / "spec", tmp_path / "ext"
     spec_dir.mkdir()

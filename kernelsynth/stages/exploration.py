@@ -31,7 +31,7 @@ from ..contract import (CandidateRef, EvaluateResult, Fault, JobRequest, Profile
                         timed_fresh)
 from ..devices import Device, device_report, distinct, parent_visible_devices, parse_workers, plan_slots
 from ..hardware import Hardware, apply_ceilings, ceiling_lines, ceilings_entry
-from ..errors import UserError
+from ..errors import UserError, reference_error
 from ..tolerance import op_class
 from ..external import ExternalCandidate, load_external
 from ..sandbox import Sandbox, SandboxSettings
@@ -196,9 +196,15 @@ class Exploration:
 
     # ------------------------------------------------------------------ running
     def run(self, spec: TaskSpec, hw: Hardware, store: ObservationStore, cache_dir: Path,
-            console=None, hidden: Sequence[str] = ()) -> List[Dict[str, Any]]:
+            console=None, hidden: Sequence[str] = (), check_reference: bool = False) -> List[Dict[str, Any]]:
         """Run every planned job not yet on disk; return all observations of the run directory.
-        ``hidden``: folders hidden from workers besides the run directory (a sweep's folder)."""
+        ``hidden``: folders hidden from workers besides the run directory (a sweep's folder).
+        ``check_reference``: no worker has imported the spec's reference yet (an interpreter run, whose
+        hardware needs no probe worker: kernelsynth/engine.py): the first pool's first job does
+        (the ``probe`` job), before anything else runs. Raises SpecError (kernelsynth.errors.reference_error)
+        when it does not import or lacks Model/get_init_inputs/get_inputs, RuntimeError when that
+        worker fails."""
+        self._reference_unchecked = check_reference
         if self.extra_candidates and "external" not in self.sources:
             log.warning("exploration.extra_candidates ignored: 'external' is not in exploration.sources %s", self.sources)
         external = load_external(self.extra_candidates, store.dir.parent) if "external" in self.sources else []
@@ -252,6 +258,7 @@ class Exploration:
         rows: List[Dict[str, Any]] = []
         with WorkerPool(env=env, timeout_s=self.timeout_s, sandbox=sandbox, cache=cache, slots=slots,
                         check={"cuda": not hw.interpret} if devices else None) as pool:
+            self._check_reference(pool, spec)
             if devices:
                 log.info("exploration: %d worker(s) on %s", len(slots), ", ".join(d.label for d in devices))
             if not hw.interpret:
@@ -291,6 +298,18 @@ class Exploration:
         for e in c["events"]:
             log.warning("compile cache: %s %s: %s", e["job"], e["entry"], e["problem"])
         return rows
+
+    def _check_reference(self, pool: WorkerPool, spec: TaskSpec) -> None:
+        """The reference check the engine's probe worker makes on a GPU run (:meth:`run`'s
+        ``check_reference``), once per run, in ``pool``'s worker."""
+        if not getattr(self, "_reference_unchecked", False):
+            return
+        res = pool.run("probe", {"reference": str(spec.reference)})
+        if not res.ok:
+            raise RuntimeError(f"the reference check failed ({res.fault}): {res.error}")
+        self._reference_unchecked = False
+        if res.value.get("reference_error"):
+            raise reference_error(spec, res.value["reference_error"])
 
     def _ceilings(self, pool: WorkerPool, hw: Hardware, devices: List[Device], cache_dir: Path) -> None:
         """The measured ceilings (kernelsynth/hardware.py): per device, each measured once per device
@@ -429,6 +448,7 @@ class Exploration:
         if not todo:
             return out
         with WorkerPool(1, env=env, timeout_s=self.timeout_s, sandbox=sandbox, slots=[lead] if lead else None) as pool:
+            self._check_reference(pool, spec)
             for dtype, stem in todo:
                 payload = {"reference": str(spec.reference), "dtype": dtype, "device": hw.device, "shape": shape,
                            "seed": self.seed, "task": spec.name}
