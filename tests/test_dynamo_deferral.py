@@ -210,3 +210,22 @@ cell.cell_contents = raw
 verdict(before)
 """)
     assert out == ["tampering", "passed"]
+
+
+def test_the_tests_in_process_cheat_runner_leaves_the_modes_as_the_hook_set_them():
+    """tests/adversarial/naive.py's ``restored_namespaces`` puts back what an in-process cheat
+    replaced in the guarded namespaces. Session 22: a cheat that imported torch._dynamo inside it had
+    the modes switched to torch's wrapper by the import hook, the helper put their raw methods back,
+    and every later in-process check of that pytest process (16 tests, order-dependent) reported
+    tampering. After the helper, the modes hold torch's wrappers and an honest check passes."""
+    out = _run("""
+sys.path.insert(0, "tests")
+from adversarial.naive import restored_namespaces
+from kernelsynth.verify import dynamo_deferral
+print("torch._dynamo" in sys.modules)
+with restored_namespaces():
+    import torch._dynamo
+print(dynamo_deferral.intact() == {})
+verdict(integrity_snapshot())
+""")
+    assert out == ["False", "True", "passed"]

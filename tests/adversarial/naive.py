@@ -87,3 +87,11 @@ def restored_namespaces():
             for k, v in attrs.items():
                 if vars(ns).get(k, object()) is not v:
                     setattr(ns, k, v)
+        # The harness's dispatch modes hold their raw __torch_dispatch__ until torch._dynamo is imported
+        # (kernelsynth/verify/dynamo_deferral.py). A cheat that imported dynamo here had them switched to
+        # torch's wrapper, and the loop above put the raw method back: every later in-process check in this
+        # process then reported tampering (session 22's order-dependent failures). Put the wrappers back.
+        from kernelsynth.verify import dynamo_deferral
+
+        if "torch._dynamo" in sys.modules:
+            dynamo_deferral._restore()
