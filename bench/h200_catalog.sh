@@ -21,7 +21,7 @@
 # limit keeps the observations it had written (the summary reads them) and is named in the log.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export KERNELSYNTH_CACHE=${KERNELSYNTH_CACHE:-/tmp/kcache} PYTHONUNBUFFERED=1
+. bench/device_env.sh  # the shared cache, the carried bubblewrap, HW from the lent card's name (h100 or h200)
 RUNS=${RUNS:-/tmp/catalog_runs}; mkdir -p "$RUNS/logs"
 TOTAL_S=${TOTAL_S:-450}
 TASKS=${TASKS:-"softmax_rows layernorm rmsnorm_residual cross_entropy column_sum softmax_backward swiglu gelu_tanh
@@ -33,7 +33,7 @@ start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 one() {  # task limit
   local t=$1 limit=$2 t0=$(date +%s)
-  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=h200 exploration.trials=1 exploration.timing_repeats=1 \
+  timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=${HW:-h200} exploration.trials=1 exploration.timing_repeats=1 \
     exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
     hydra.run.dir="$RUNS/$t" ${EXTRA:-} > "$RUNS/logs/$t.log" 2>&1
   local rc=$?
