@@ -44,10 +44,18 @@ def interpreter_facts() -> Dict[str, Any]:
     and no import of triton (its version from the package metadata) or of the spec's reference,
     which the run's first worker imports instead (``check_reference`` of
     :meth:`kernelsynth.stages.exploration.Exploration.run`). Saves a CPU run the probe's worker: one
-    process start and torch import, about 3 CPU seconds on the project's 2-core machine."""
-    from importlib.metadata import version
+    process start and torch import, about 3 CPU seconds on the project's 2-core machine. Where the
+    installed triton has no package metadata under that name (a vendored copy, or one installed as
+    ``pytorch-triton``), its version is read from the imported module instead."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return _facts(version("triton"), True)
+    try:
+        triton_version = version("triton")
+    except PackageNotFoundError:
+        import triton
+
+        triton_version = str(triton.__version__)
+    return _facts(triton_version, True)
 
 
 def probe(payload: Dict[str, Any]) -> Dict[str, Any]:

@@ -127,3 +127,20 @@ def test_the_probe_worker_skips_the_harness_imports_until_another_job_comes(tmp_
         assert pool.run("health", {}).ok  # a job of kernelsynth.jobs, on the same worker
         # on the interpreter path kernelsynth.jobs no longer imports torch._dynamo (verify/dynamo_deferral.py)
         assert loaded(pool) == "kernelsynth.jobs"
+
+
+def test_interpreter_facts_without_triton_package_metadata(monkeypatch):
+    """A triton installed without metadata under that name (vendored, or as ``pytorch-triton``): the
+    parent's facts read the version from the module instead of failing the run."""
+    import importlib.metadata
+
+    import triton
+
+    from kernelsynth.hwprobe import interpreter_facts
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    facts = interpreter_facts()
+    assert facts["triton"] == str(triton.__version__) and facts["interpret"] is True
