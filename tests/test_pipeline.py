@@ -116,8 +116,12 @@ def test_cli_missing_spec_path(tmp_path):
 
 
 def test_cli_misspelled_config_key_fails_at_start(tmp_path):
+    """README: Hydra's message naming the key, exit status 1, no traceback, nothing run; a wrong type the same."""
     p = _cli("hw=cpu", "exploration.trails=3", f"hydra.run.dir={tmp_path}")
-    assert p.returncode != 0 and "trails" in p.stderr
+    assert p.returncode == 1 and "exploration.trails" in p.stderr and "Traceback" not in p.stderr
+    p = _cli("hw=cpu", "exploration.trials=abc", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 1 and "'abc'" in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "observations").exists()
 
 
 def test_two_dataset_folders_of_the_same_name_load_their_own_records(cpu_run, tmp_path):
