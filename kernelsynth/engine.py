@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from . import hardware
 from .config import unknown_settings, unknown_settings_message
 from .paths import cache_dir
-from .errors import SpecError, UserError, reference_error
+from .errors import UserError, reference_error
 from .publish import PublishError
 from .spec import TaskSpec, load_spec, resolve_spec_path
 from .sandbox import Sandbox
@@ -131,8 +131,8 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidd
     try:
         observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console,
                                                  hidden=hidden, check_reference=interpret)
-    except SpecError:  # the reference did not import in the first worker: nothing ran, so no store is left behind
-        if fresh and not any(store.dir.iterdir()):
+    except (UserError, KeyboardInterrupt):  # e.g. the reference did not import in the first worker: a fresh run
+        if fresh and store.dir.exists() and not any(store.dir.iterdir()):  # that measured nothing leaves no store
             store.dir.rmdir()
             (run_dir / KEY_FILE).unlink(missing_ok=True)
         raise

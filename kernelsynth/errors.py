@@ -28,6 +28,14 @@ class HardwareMismatchError(UserError):
 def reference_error(spec, why: str) -> SpecError:
     """The SpecError of a task whose reference (``spec.reference``) does not import in a worker or
     lacks ``Model``/``get_init_inputs``/``get_inputs``; ``why``: the worker's
-    :func:`~kernelsynth.hwprobe.probe` ``reference_error``."""
+    :func:`~kernelsynth.hwprobe.probe` ``reference_error``, put on one line and cut to
+    :data:`MAX_WHY` characters (an exception message may be megabytes or many lines)."""
+    why = " ".join(str(why).split())
+    if len(why) > MAX_WHY:
+        why = why[:MAX_WHY] + f"... ({len(why) - MAX_WHY} more characters)"
     return SpecError(spec.path, "reference", "a module that imports and defines Model, get_init_inputs "
                      f"and get_inputs ({spec.reference}: {why})")
+
+
+#: The most characters of a worker's reason that :func:`reference_error` quotes.
+MAX_WHY = 500

@@ -227,13 +227,19 @@ def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path, monkey
 @pytest.mark.parametrize("source, expected", [
     ("import no_such_module_anywhere\n", "ModuleNotFoundError"),
     ("def get_inputs(shape, dtype, device, generator):\n    return []\n", "defines no Model, get_init_inputs"),
+    # session 23's attack: a reference that ends its worker gave a traceback, exit 1 and an empty store
+    ("import os\nos._exit(3)\n", "importing it ended the worker (crashed: worker process exited with code 3"),
+    # ... and a megabyte-long, many-line message was printed whole
+    ("raise RuntimeError('line\\n' * 200000)\n", "RuntimeError: line line line"),
 ])
 def test_cli_reference_that_does_not_import_is_one_spec_error(flip2d_copy, tmp_path, source, expected):
     (flip2d_copy / "reference.py").write_text(source)
     p = _cli("hw=cpu", f"task.spec={flip2d_copy}", f"hydra.run.dir={tmp_path / 'run'}")
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert f"{flip2d_copy / 'spec.yaml'}: field 'reference'" in p.stderr and expected in p.stderr
+    (line,) = [x for x in p.stderr.splitlines() if x.startswith("kernelsynth: error:")]
+    assert f"{flip2d_copy / 'spec.yaml'}: field 'reference'" in line and expected in line and len(line) < 1500
     assert not (tmp_path / "run" / "observations").exists()
+    assert not (tmp_path / "run" / ".observation-key").exists()
 
 
 def test_external_candidates_from_files_folders_and_tables_get_verdicts(tmp_path):

@@ -202,8 +202,8 @@ class Exploration:
         ``check_reference``: no worker has imported the spec's reference yet (an interpreter run, whose
         hardware needs no probe worker: kernelsynth/engine.py): the first pool's first job does
         (the ``probe`` job), before anything else runs. Raises SpecError (kernelsynth.errors.reference_error)
-        when it does not import or lacks Model/get_init_inputs/get_inputs, RuntimeError when that
-        worker fails."""
+        when it does not import, lacks Model/get_init_inputs/get_inputs, or ends the worker that
+        imports it (a crash, ``os._exit``, a hang past ``timeout_s``)."""
         self._reference_unchecked = check_reference
         if self.extra_candidates and "external" not in self.sources:
             log.warning("exploration.extra_candidates ignored: 'external' is not in exploration.sources %s", self.sources)
@@ -305,9 +305,9 @@ class Exploration:
         if not getattr(self, "_reference_unchecked", False):
             return
         res = pool.run("probe", {"reference": str(spec.reference)})
-        if not res.ok:
-            raise RuntimeError(f"the reference check failed ({res.fault}): {res.error}")
         self._reference_unchecked = False
+        if not res.ok:  # the job only imports torch, triton and the reference: the reference ended its worker
+            raise reference_error(spec, f"importing it ended the worker ({res.fault}: {res.error})")
         if res.value.get("reference_error"):
             raise reference_error(spec, res.value["reference_error"])
 
