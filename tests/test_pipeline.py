@@ -288,3 +288,18 @@ def test_version_verdicts_timed_name_the_leader(cpu_run):
     assert [v["verdict"] for v in rec["trajectory"]] == ["baseline", "improved", "no gain", "no gain", "no gain"]
     assert "No gain over v1 (1.0000 ms)" in rec["trajectory_text"]
     assert rec["metrics"]["best_version"] == "v1" and rec["metrics"]["speedup_vs_v0"] == 2.0
+
+
+def test_cli_reference_whose_model_always_raises_is_named_broken_not_a_shape_rule(flip2d_copy, tmp_path):
+    """Session 23's attack (D3): a Model whose constructor always raises passes the name check and fails in
+    the oracle, which advised stating a shape rule; on the spec's first listed shape the reference itself is
+    broken. One line, exit 2, and the fresh run directory keeps no empty store."""
+    ref = flip2d_copy / "reference.py"
+    ref.write_text(ref.read_text().replace('    """y[i, j] = x[i, N - 1 - j] for x of shape (M, N), any dtype."""\n',
+                                           "    def __init__(self):\n        raise ValueError('ctor boom')\n"))
+    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", "exploration.trials=1", "task.dtypes=[float32]",
+             f"hydra.run.dir={tmp_path / 'run'}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    (line,) = [x for x in p.stderr.splitlines() if x.startswith("kernelsynth: error:")]
+    assert "ValueError: ctor boom" in line and "the reference itself fails" in line and "constraints" not in line
+    assert not (tmp_path / "run" / "observations").exists()
