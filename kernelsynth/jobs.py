@@ -546,10 +546,10 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
             inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special, probe)
             ref = run_reference(model, inputs, p.comparison, dtype)
         except Exception as e:  # the task's own reference: name the shape (a derived one may break a rule)
-            # the spec's own first shape is no rule's fault: the reference (its Model, get_inputs) is broken
-            hint = ("the spec's first listed shape: the reference itself fails (its Model, get_init_inputs or "
-                    "get_inputs)") if (group, si) == ("listed", 0) else (
-                    "if the task cannot take this shape, state the rule in the spec's constraints: (e.g. {H: {min: 2}})")
+            if (group, si) == ("listed", 0):  # the spec's own first shape breaks no rule: the reference is broken
+                hint = "the spec's first listed shape: the reference itself fails (its Model, get_init_inputs or get_inputs)"
+            else:
+                hint = "if the task cannot take this shape, state the rule in the spec's constraints: (e.g. {H: {min: 2}})"
             raise RuntimeError(f"on shape {shape_label(shape)} ({group} shapes): {type(e).__name__}: {e} -- "
                                f"{hint}") from e
         where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "")
