@@ -60,7 +60,7 @@ from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.
 from .screen import host_access
 from .verify.precision import HonestReferences, PrecisionMeter, headroom, relative_threshold, trial_sums
 from .verify.protocol import check_small_groups
-from .verify.inputs import apply_probe, probe_has_precision
+from .verify.inputs import apply_probe, probe_has_precision, reach
 from .audit import special_values_of
 from .verify.transport import audit_view
 from .verify.census import profiled_of
@@ -535,6 +535,7 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     honest = HonestReferences(p.precision, dtype) if p.comparison == "allclose" else None
     slack_of = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison,
                             precision=p.precision, reduction=_reduction(p)).slack
+    reached: Dict[tuple, Dict[str, int]] = {}
     for key, (shape, t, special) in expected_keys(p).items():
         group, si, _ = parse_audit_key(key)
         seed, perturb = build_seed(p.seed, group, si, t)  # as the candidate's worker builds them
@@ -552,6 +553,7 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                 hint = "if the task cannot take this shape, state the rule in the spec's constraints: (e.g. {H: {min: 2}})"
             raise RuntimeError(f"on shape {shape_label(shape)} ({group} shapes): {type(e).__name__}: {e} -- "
                                f"{hint}") from e
+        _check_reach(reached, shape, init, inputs)
         where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "")
         refs[key] = {"where": where, "digest": digest(ref, p.comparison)}
         if probe:  # its tolerance (the parent compares with it: kernelsynth/audit.py)
@@ -573,6 +575,22 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     return {"references": refs, "reference_ops": _reference_dispatch(ref_mod, p, device, dtype, p.verify_shapes[-1],
                                                                      "aten-ops")}
+
+
+def _check_reach(reached: Dict[tuple, Dict[str, int]], shape: Dict[str, int], init: list, inputs: list) -> None:
+    """Raise RuntimeError when ``shape`` gives the reference the same inputs (tensor shapes and
+    dtypes, other values: :func:`kernelsynth.verify.inputs.reach`) as another shape already in
+    ``reached`` (``{reach: shape}``, updated): its ``get_inputs``/``get_init_inputs`` ignore the
+    dims that differ, so every ragged, large or residue shape of VERIFICATION.md rule 12 is one
+    problem under many names (session 23's attack D4: such a spec verified one shape and was
+    accepted)."""
+    seen = reached.setdefault((reach(init), reach(inputs)), shape)
+    if seen != shape:
+        dims = ", ".join(d for d in shape if shape[d] != seen.get(d)) or "?"
+        raise RuntimeError(f"on shape {shape_label(seen)} and shape {shape_label(shape)}: the reference gets the same "
+                           f"inputs and Model arguments at both -- its get_inputs/get_init_inputs ignore {dims}, so the "
+                           "verify shapes would test one size under several names; every dim of a shape must reach "
+                           "the reference")
 
 
 #: With no work model in the spec (``JobRequest.timed_fresh`` None), the timed calls get fresh

@@ -303,3 +303,37 @@ def test_cli_reference_whose_model_always_raises_is_named_broken_not_a_shape_rul
     (line,) = [x for x in p.stderr.splitlines() if x.startswith("kernelsynth: error:")]
     assert "ValueError: ctor boom" in line and "the reference itself fails" in line and "constraints" not in line
     assert not (tmp_path / "run" / "observations").exists()
+
+
+def test_cli_reference_whose_get_inputs_ignores_a_dim_stops_the_run(flip2d_copy, tmp_path):
+    """Session 23's attack (D4): a get_inputs that ignores N makes every verify shape with the same M one
+    problem under several names -- the ragged, large and residue values of N never reach the reference or
+    the candidate, and such a spec was accepted. The oracle names the two shapes and the dim; one line,
+    exit 2, no store left behind."""
+    ref = flip2d_copy / "reference.py"
+    ref.write_text(ref.read_text().replace('size = (shape["M"], shape["N"])', 'size = (shape["M"], 24)'))
+    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", "exploration.trials=1", "task.dtypes=[float32]",
+             f"hydra.run.dir={tmp_path / 'run'}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    (line,) = [x for x in p.stderr.splitlines() if x.startswith("kernelsynth: error:")]
+    assert "ignore N" in line and "the same inputs" in line, line
+    assert not (tmp_path / "run" / "observations").exists()
+
+
+def test_reach_tells_shapes_apart_by_what_the_reference_gets():
+    """verify.inputs.reach: tensors by shape and dtype (not values), other values by repr, nested lists
+    item by item; jobs._check_reach raises only for two different shapes with equal reach."""
+    import torch
+    from kernelsynth.jobs import _check_reach
+    from kernelsynth.verify.inputs import reach
+
+    a, b = torch.zeros(3, 5), torch.ones(3, 5)
+    assert reach([a, 2]) == reach([b, 2])
+    assert reach([a, 2]) != reach([b, 3]) and reach([a]) != reach([a.double()]) and reach([a]) != reach([a.T])
+    assert reach([[a, (1, 2)]]) != reach([[a, (1, 3)]])
+    reached = {}
+    _check_reach(reached, {"M": 3, "N": 5}, [], [a])
+    _check_reach(reached, {"M": 3, "N": 5}, [], [b])  # the same shape again (another trial): fine
+    _check_reach(reached, {"M": 3, "N": 6}, [6], [a])  # N reaches the Model's arguments: fine
+    with pytest.raises(RuntimeError, match=r"on shape 3x5 and shape 3x7: .* ignore N,"):
+        _check_reach(reached, {"M": 3, "N": 7}, [], [b])

@@ -31,6 +31,19 @@ def shape_label(shape: Dict[str, int]) -> str:
     return "x".join(str(v) for v in shape.values())
 
 
+def reach(values) -> tuple:
+    """What a module can see of ``values`` (``get_inputs``' or ``get_init_inputs``' list) apart
+    from the numbers drawn into its tensors: each tensor's shape and dtype, anything else (an int,
+    a float, a string; lists and tuples item by item) by ``repr``. Two shapes of a task whose
+    reference gets equal ``reach`` of both lists are one problem under two names: the dims that
+    differ never reach the reference (:func:`kernelsynth.jobs.oracle`, VERIFICATION.md rule 9)."""
+    if isinstance(values, torch.Tensor):
+        return ("tensor", tuple(values.shape), str(values.dtype))
+    if isinstance(values, (list, tuple)):
+        return tuple(reach(v) for v in values)
+    return ("value", repr(values))
+
+
 def trial_inputs(get_inputs: Callable, shape: Dict[str, int], si: int, t: int, seed: int, dtype: torch.dtype,
                  device: torch.device, special_values: bool, probe: Optional[Dict[str, Any]] = None):
     """The inputs of trial ``t`` of shape number ``si`` and the generator that made them (it goes
