@@ -104,7 +104,6 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidd
     start = time.perf_counter()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "run.json").unlink(missing_ok=True)  # written at the end: its presence means "finished"
     config = OmegaConf.to_container(cfg, resolve=True)
     stages = build_stages(cfg)  # before any work: a bad stage setting fails here
     stages["publish"].check()  # no token or a bad repo id: stop now, not after the whole run
@@ -127,6 +126,9 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidd
         log.info(line)
 
     fresh = not (run_dir / "observations").exists() and not (run_dir / KEY_FILE).exists()
+    # written at the end: its presence means "finished". Removed only now, when the work starts: a resume
+    # that stops on a bad config, spec or hardware target keeps the finished run's (session 24)
+    (run_dir / "run.json").unlink(missing_ok=True)
     store = ObservationStore(run_dir)
     try:
         observations = stages["exploration"].run(spec, hw, store, cache_dir(cfg.cache_dir), console=console,

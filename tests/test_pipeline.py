@@ -337,3 +337,15 @@ def test_reach_tells_shapes_apart_by_what_the_reference_gets():
     _check_reach(reached, {"M": 3, "N": 6}, [6], [a])  # N reaches the Model's arguments: fine
     with pytest.raises(RuntimeError, match=r"on shape 3x5 and shape 3x7: .* ignore N,"):
         _check_reach(reached, {"M": 3, "N": 7}, [], [b])
+
+
+def test_cli_resume_that_fails_before_any_work_keeps_run_json(tmp_path):
+    """A resume into a finished run directory that stops on a user error before any work (here a spec path
+    that does not exist) keeps that run's run.json: it was deleted first thing, so the finished run looked
+    unfinished (a pre-existing defect, found in session 23)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text('{"task": "flip2d", "records": 4}')
+    p = _cli("hw=cpu", f"task.spec={tmp_path / 'nowhere'}", f"hydra.run.dir={run}")
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert (run / "run.json").read_text() == '{"task": "flip2d", "records": 4}'
