@@ -82,6 +82,9 @@ class ExplorationConfig:
     rep_ms: float = 100.0  # triton.testing.do_bench repetition time, ms
     timing_repeats: int = 2  # time each version this many times; the spread is recorded
     timeout_s: float = 600.0  # per observation; a worker past it is killed and replaced
+    #: hw=cpu: how long the first worker may take to import the reference (with torch and triton); a
+    #: reference that hangs is the one-line SpecError after this (at most timeout_s), not after timeout_s.
+    reference_timeout_s: float = 120.0
     #: Worker processes (kernelsynth/devices.py): ``auto`` one per visible GPU, each pinned with
     #: CUDA_VISIBLE_DEVICES (hw=cpu: one); a number N: N workers spread over the GPUs in turn; a list
     #: [0, 2]: one worker per listed GPU. null: auto.

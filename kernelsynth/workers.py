@@ -581,9 +581,15 @@ class WorkerPool:
             w.kill()
         self._workers, self._spares = [], {}
 
-    def run(self, name: str, payload: Any, device: Optional[int] = None) -> JobResult:
-        """Run one job and wait for it (on device ``device`` when given)."""
-        return next(iter(self.map(name, [payload], place=None if device is None else [device])))[1]
+    def run(self, name: str, payload: Any, device: Optional[int] = None, timeout_s: Optional[float] = None) -> JobResult:
+        """Run one job and wait for it (on device ``device`` when given), within ``timeout_s``
+        seconds (None: the pool's per-job limit); past it the job is a ``timeout`` result."""
+        saved = self.timeout_s
+        self.timeout_s = saved if timeout_s is None else float(timeout_s)
+        try:
+            return next(iter(self.map(name, [payload], place=None if device is None else [device])))[1]
+        finally:
+            self.timeout_s = saved
 
     def usable(self) -> List[int]:
         """The slots whose device is not retired."""

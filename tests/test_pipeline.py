@@ -231,10 +231,14 @@ def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path, monkey
     ("import os\nos._exit(3)\n", "importing it ended the worker (crashed: worker process exited with code 3"),
     # ... and a megabyte-long, many-line message was printed whole
     ("raise RuntimeError('line\\n' * 200000)\n", "RuntimeError: line line line"),
+    # a reference that hangs while importing ended the run only after exploration.timeout_s (600 s)
+    ("import time\ntime.sleep(900)\n", "importing it ended the worker (timeout: no result within 15 s"),
 ])
 def test_cli_reference_that_does_not_import_is_one_spec_error(flip2d_copy, tmp_path, source, expected):
     (flip2d_copy / "reference.py").write_text(source)
-    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", f"hydra.run.dir={tmp_path / 'run'}")
+    # the hang's limit: the worker's start (a torch import, seconds on a loaded 2-core CI machine) counts too
+    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", f"hydra.run.dir={tmp_path / 'run'}",
+             *(["exploration.reference_timeout_s=15"] if "sleep" in source else []))
     assert p.returncode == 2 and "Traceback" not in p.stderr
     (line,) = [x for x in p.stderr.splitlines() if x.startswith("kernelsynth: error:")]
     assert f"{flip2d_copy / 'spec.yaml'}: field 'reference'" in line and expected in line and len(line) < 1500

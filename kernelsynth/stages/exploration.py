@@ -74,12 +74,13 @@ class Exploration:
                  screen_sources: bool = _D.screen_sources, sandbox: Any = None, profile: bool = _D.profile,
                  profile_timeout_s: float = _D.profile_timeout_s, profile_budget_s: float = _D.profile_budget_s,
                  ncu: Optional[str] = _D.ncu, sources: Optional[List[str]] = None,
-                 reference_memo: bool = _D.reference_memo):
+                 reference_memo: bool = _D.reference_memo, reference_timeout_s: float = _D.reference_timeout_s):
         if trials < 1:
             raise ValueError("exploration.trials must be at least 1")
         self.trials, self.timing_shape_trials, self.seed = trials, timing_shape_trials, seed
         self.warmup_ms, self.rep_ms, self.timing_repeats = warmup_ms, rep_ms, timing_repeats
         self.timeout_s, self.workers = timeout_s, workers
+        self.reference_timeout_s = min(float(reference_timeout_s), float(timeout_s))
         parse_workers(workers)  # a bad value fails here, before any work
         #: the worker slots to use instead of planning them from the probe's devices (tests)
         self.slots: Optional[List[Optional[Device]]] = None
@@ -203,7 +204,7 @@ class Exploration:
         hardware needs no probe worker: kernelsynth/engine.py): the first pool's first job does
         (the ``probe`` job), before anything else runs. Raises SpecError (kernelsynth.errors.reference_error)
         when it does not import, lacks Model/get_init_inputs/get_inputs, or ends the worker that
-        imports it (a crash, ``os._exit``, a hang past ``timeout_s``)."""
+        imports it (a crash, ``os._exit``, a hang past ``reference_timeout_s``)."""
         self._reference_unchecked = check_reference
         if self.extra_candidates and "external" not in self.sources:
             log.warning("exploration.extra_candidates ignored: 'external' is not in exploration.sources %s", self.sources)
@@ -304,7 +305,7 @@ class Exploration:
         ``check_reference``), once per run, in ``pool``'s worker."""
         if not getattr(self, "_reference_unchecked", False):
             return
-        res = pool.run("probe", {"reference": str(spec.reference)})
+        res = pool.run("probe", {"reference": str(spec.reference)}, timeout_s=self.reference_timeout_s)
         self._reference_unchecked = False
         if not res.ok:  # the job only imports torch, triton and the reference: the reference ended its worker
             raise reference_error(spec, f"importing it ended the worker ({res.fault}: {res.error})")
