@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from . import hardware
+from . import hardware, inductor
 from .config import unknown_settings, unknown_settings_message
 from .paths import cache_dir
 from .errors import UserError, reference_error
@@ -137,6 +137,9 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidd
         if fresh and store.dir.exists() and not any(store.dir.iterdir()):  # that measured nothing leaves no store
             store.dir.rmdir()
             (run_dir / KEY_FILE).unlink(missing_ok=True)
+            generated = run_dir / inductor.FOLDER  # made for the sandbox's mount before the reference check
+            if generated.is_dir() and not any(generated.iterdir()):
+                generated.rmdir()
         raise
     trajectories = stages["selection"].run(spec, observations, run_dir)
     dataset_dir = stages["synthesis"].run(spec, hw, trajectories, observations, run_dir, config)

@@ -237,13 +237,15 @@ def test_resume_key_covers_kernel_files_outside_the_spec_folder(tmp_path, monkey
 def test_cli_reference_that_does_not_import_is_one_spec_error(flip2d_copy, tmp_path, source, expected):
     (flip2d_copy / "reference.py").write_text(source)
     # the hang's limit: the worker's start (a torch import, seconds on a loaded 2-core CI machine) counts too
-    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", f"hydra.run.dir={tmp_path / 'run'}",
+    # with the inductor source the check runs before the extraction, whose folder an empty run left behind
+    p = _cli("hw=cpu", f"task.spec={flip2d_copy}", f"hydra.run.dir={tmp_path / 'run'}", "exploration.sources=[ladder,inductor]",
              *(["exploration.reference_timeout_s=15"] if "sleep" in source else []))
     assert p.returncode == 2 and "Traceback" not in p.stderr
     (line,) = [x for x in p.stderr.splitlines() if x.startswith("kernelsynth: error:")]
     assert f"{flip2d_copy / 'spec.yaml'}: field 'reference'" in line and expected in line and len(line) < 1500
     assert not (tmp_path / "run" / "observations").exists()
     assert not (tmp_path / "run" / ".observation-key").exists()
+    assert not (tmp_path / "run" / "inductor").exists()
 
 
 def test_external_candidates_from_files_folders_and_tables_get_verdicts(tmp_path):
