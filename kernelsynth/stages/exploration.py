@@ -102,6 +102,8 @@ class Exploration:
         self.sandbox_report: Optional[Dict[str, Any]] = None  # the jobs' sandbox (Sandbox.to_dict), for run.json
         self.profile, self.profile_timeout_s, self.profile_budget_s = profile, profile_timeout_s, profile_budget_s
         self.ncu = ncu
+        #: no worker of this run has imported the spec's reference yet (run's check_reference, until checked)
+        self._reference_unchecked = False
 
     # ------------------------------------------------------------------ planning
     def plan(self, spec: TaskSpec, hw: Hardware, external: Optional[List[ExternalCandidate]] = None,
@@ -303,7 +305,7 @@ class Exploration:
     def _check_reference(self, pool: WorkerPool, spec: TaskSpec) -> None:
         """The reference check the engine's probe worker makes on a GPU run (:meth:`run`'s
         ``check_reference``), once per run, in ``pool``'s worker."""
-        if not getattr(self, "_reference_unchecked", False):
+        if not self._reference_unchecked:
             return
         res = pool.run("probe", {"reference": str(spec.reference)}, timeout_s=self.reference_timeout_s)
         self._reference_unchecked = False
