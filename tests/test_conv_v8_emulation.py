@@ -133,7 +133,7 @@ class Machine:
 
 
 def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random", seed=0, copies_late=True,
-            groups_late=True, release_early=False, skip_empty=False, skip_raw=False, check_banks=False):
+            groups_late=True, release_early=False, skip_empty=False, skip_raw=False, check_banks=False, ahead=0):
     """Run v8 on float64 arrays as if the element size were ES bytes (4: float32 as TF32, 2: bfloat16).
     x_vec / w_vec: the kernel's alignment predicates (W % VEC == 0 and x 16-byte aligned; C % CK == 0
     and w 16-byte aligned) -- False takes the element paths. grid: the persistent blocks (default
@@ -142,7 +142,8 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
     stage before its wgmmas ran; the producer not waiting for a stage's empty barrier / for its bulk
     copies before the transposition). check_banks: count
     the wavefronts of the threads' shared-memory accesses in the block's first 2 * NS iterations (the
-    patterns repeat: every stage starts on a 128-byte boundary).
+    patterns repeat: every stage starts on a 128-byte boundary). ahead: the kernel's AHEAD (1: each
+    iteration issues chunk j's copies before it rewrites chunk j - 1; 0: after).
     Returns (y, stats)."""
     N, C, H, W = x.shape
     K = w.shape[0]
@@ -199,126 +200,139 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
             lanes = np.arange(32)
             pl = 32 * pw + lanes                          # producer thread ids 0..127
             tc = tt = decode(blk)
-            t_copy, c_copy, c_tr = blk, 0, 0
+            t_copy, t_tr, c_copy, c_tr = blk, blk, 0, 0
             s_copy = s_tr = 0
             u_copy = u_tr = 0
-            for j in range(total + 1):
-                if j >= 1:
-                    n, k0, ph0, ow0 = tt
-                    xs = s_tr * STAGE
-                    xt = xs + XR_BYTES
-                    c0 = c_tr * CK
-                    ih0, iw0 = 2 * ph0 - 1, ow0 - 2
-                    if x_vec and not skip_raw:
-                        yield ("wait", m.rawb[s_tr], u_tr & 1, u_tr)
-                    for base in range(0, NPAIR, 128):
-                        pp = base + pl
-                        act = pp < NPAIR
-                        sr = pp // (SWA // 2)
-                        sc = 2 * (pp - sr * (SWA // 2))
-                        ih, iw = ih0 + sr, iw0 + sc
-                        rok = (ih >= 0) & (ih < H)
-                        ok = [rok & (iw >= 0) & (iw < W), rok & (iw + 1 >= 0) & (iw + 1 < W)]
-                        # vals[p][c]: pixel p of the pair, local channel c (CK channels)
-                        vals = np.zeros((2, CK, 32))
-                        if x_vec:
-                            src = xs + (sr * XRW + sc + RC_OFF) * ES          # bytes
-                            for c in range(CK):
-                                addr = src + c * (SR * XRW * ES)
-                                assert np.all(addr[act] % (2 * ES) == 0), "pair load misaligned"
-                                if check_banks and j <= 2 * NS:
-                                    wv, ideal = wavefronts([int(a) if f else None for a, f in zip(addr, act)], 2 * ES)
-                                    stats["xr_wave"] += wv
-                                    stats["xr_ideal"] += ideal
-                                e = np.where(act, addr // ES, 0)
-                                assert np.all(addr[act] >= xs) and np.all(addr[act] + 2 * ES <= xs + XR_BYTES)
-                                cin = c0 + c < C
-                                for p in range(2):
-                                    vals[p, c] = np.where(ok[p] & cin, smem[e + p], 0.0)
-                        else:
+
+            def transpose_chunk():                        # chunk j - 1 -> the K-major operand, fullb
+                nonlocal tc, tt, t_copy, t_tr, c_copy, c_tr, s_copy, s_tr, u_copy, u_tr
+                n, k0, ph0, ow0 = tt
+                xs = s_tr * STAGE
+                xt = xs + XR_BYTES
+                c0 = c_tr * CK
+                ih0, iw0 = 2 * ph0 - 1, ow0 - 2
+                if x_vec and not skip_raw:
+                    yield ("wait", m.rawb[s_tr], u_tr & 1, u_tr)
+                for base in range(0, NPAIR, 128):
+                    pp = base + pl
+                    act = pp < NPAIR
+                    sr = pp // (SWA // 2)
+                    sc = 2 * (pp - sr * (SWA // 2))
+                    ih, iw = ih0 + sr, iw0 + sc
+                    rok = (ih >= 0) & (ih < H)
+                    ok = [rok & (iw >= 0) & (iw < W), rok & (iw + 1 >= 0) & (iw + 1 < W)]
+                    # vals[p][c]: pixel p of the pair, local channel c (CK channels)
+                    vals = np.zeros((2, CK, 32))
+                    if x_vec:
+                        src = xs + (sr * XRW + sc + RC_OFF) * ES          # bytes
+                        for c in range(CK):
+                            addr = src + c * (SR * XRW * ES)
+                            assert np.all(addr[act] % (2 * ES) == 0), "pair load misaligned"
+                            if check_banks and j <= 2 * NS:
+                                wv, ideal = wavefronts([int(a) if f else None for a, f in zip(addr, act)], 2 * ES)
+                                stats["xr_wave"] += wv
+                                stats["xr_ideal"] += ideal
+                            e = np.where(act, addr // ES, 0)
+                            assert np.all(addr[act] >= xs) and np.all(addr[act] + 2 * ES <= xs + XR_BYTES)
+                            cin = c0 + c < C
                             for p in range(2):
-                                for c in range(CK):
-                                    okk = act & ok[p] & (c0 + c < C)
-                                    src = ((n * C + c0 + c) * H + ih) * W + iw + p
-                                    vals[p, c] = np.where(okk, xf[np.where(okk, src, 0)], 0.0)
-                        flip = (pl >> 2) & 1
-                        vals = np.where(flip[None, None, :] == 1, vals[::-1], vals)   # the kernel's swap
-                        for kg in range(2):
-                            for q in range(2):
-                                dst = xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16
-                                if check_banks and j <= 2 * NS:
-                                    wv, ideal = wavefronts([int(a) if f else None for a, f in zip(dst, act)], 16)
-                                    assert wv == ideal, "K-major store with a bank conflict"
-                                    stats["xt_checked"] += 1
-                                for e_ in range(VEC):
-                                    d_el = dst // ES + e_
-                                    assert np.all(dst[act] + 16 <= xt + XT_BYTES)
-                                    smem[d_el[act]] = vals[q, kg * VEC + e_][act]
-                    yield ("arrive", m.fullb[s_tr], 32, 0)
-                    c_tr += 1
-                    if c_tr == nchunks:
-                        c_tr = 0
-                        tt = tc
-                    s_tr += 1
-                    if s_tr == NS:
-                        s_tr, u_tr = 0, u_tr + 1
-                if j < total:
-                    if u_copy >= 1 and not skip_empty:
-                        yield ("wait", m.emptyb[s_copy], (u_copy - 1) & 1, u_copy - 1)
-                    n, k0, ph0, ow0 = tc
-                    xs = s_copy * STAGE
-                    wr_a = xs + XR_BYTES + XT_BYTES
-                    c0 = c_copy * CK
-                    ih0 = 2 * ph0 - 1
-                    ca, cb = max(ow0 - VEC, 0), min(ow0 + BW + VEC, W)
-                    copies = []                                   # (lane, dst byte, values)
-                    nbytes = np.zeros(32, dtype=np.int64)
-                    if x_vec and cb > ca:
-                        for q0 in range(0, CK * SR, 128):
-                            for ln in range(32):
-                                q = q0 + 32 * pw + ln
-                                if q >= CK * SR:
-                                    continue
-                                c, sr = q // SR, q % SR
-                                ih = ih0 + sr
-                                if c0 + c < C and 0 <= ih < H:
-                                    src = ((n * C + c0 + c) * H + ih) * W + ca
-                                    assert (src * ES) % 16 == 0, "pixel copy source not 16-byte aligned"
-                                    dst = xs + ((c * SR + sr) * XRW + ca - (ow0 - VEC)) * ES
-                                    assert dst >= xs + (c * SR + sr) * XRW * ES
-                                    assert dst + (cb - ca) * ES <= xs + (c * SR + sr + 1) * XRW * ES
-                                    copies.append((ln, dst, xf[src:src + cb - ca]))
-                                    nbytes[ln] += (cb - ca) * ES
-                    if w_vec:
-                        for o0 in range(0, BN, 128):
-                            for ln in range(32):
-                                o = o0 + 32 * pw + ln
-                                if o < BN and k0 + o < K:
-                                    src = ((k0 + o) * C + c0) * 9
-                                    assert (src * ES) % 16 == 0
-                                    copies.append((ln, wr_a + o * WRS, wf[src:src + 288 // ES]))
-                                    nbytes[ln] += 288
-                    yield ("arrive", m.rawb[s_copy], 32, int(nbytes.sum()))
-                    for ln, dst, vals in copies:
-                        m.bulk(m.rawb[s_copy], dst, vals)
-                    if not w_vec:
-                        for e0 in range(0, BN * CK * 9, 128):
-                            e = e0 + pl
-                            e = e[e < BN * CK * 9]
-                            o, f = e // (CK * 9), e % (CK * 9)
-                            oo = k0 + o
-                            okk = (oo < K) & (c0 + f // 9 < C)
-                            src = (oo * C + c0) * 9 + f
-                            smem[(wr_a + o * WRS) // ES + f] = np.where(okk, wf[np.where(okk, src, 0)], 0.0)
-                    c_copy += 1
-                    if c_copy == nchunks:
-                        c_copy = 0
-                        t_copy += G
-                        if t_copy < ntiles:
-                            tc = decode(t_copy)
-                    s_copy += 1
-                    if s_copy == NS:
-                        s_copy, u_copy = 0, u_copy + 1
+                                vals[p, c] = np.where(ok[p] & cin, smem[e + p], 0.0)
+                    else:
+                        for p in range(2):
+                            for c in range(CK):
+                                okk = act & ok[p] & (c0 + c < C)
+                                src = ((n * C + c0 + c) * H + ih) * W + iw + p
+                                vals[p, c] = np.where(okk, xf[np.where(okk, src, 0)], 0.0)
+                    flip = (pl >> 2) & 1
+                    vals = np.where(flip[None, None, :] == 1, vals[::-1], vals)   # the kernel's swap
+                    for kg in range(2):
+                        for q in range(2):
+                            dst = xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16
+                            if check_banks and j <= 2 * NS:
+                                wv, ideal = wavefronts([int(a) if f else None for a, f in zip(dst, act)], 16)
+                                assert wv == ideal, "K-major store with a bank conflict"
+                                stats["xt_checked"] += 1
+                            for e_ in range(VEC):
+                                d_el = dst // ES + e_
+                                assert np.all(dst[act] + 16 <= xt + XT_BYTES)
+                                smem[d_el[act]] = vals[q, kg * VEC + e_][act]
+                yield ("arrive", m.fullb[s_tr], 32, 0)
+                c_tr += 1
+                if c_tr == nchunks:
+                    c_tr = 0
+                    t_tr += G
+                    if t_tr < ntiles:
+                        tt = decode(t_tr)
+                s_tr += 1
+                if s_tr == NS:
+                    s_tr, u_tr = 0, u_tr + 1
+
+            def copy_chunk():                             # chunk j's stage, its copies
+                nonlocal tc, tt, t_copy, t_tr, c_copy, c_tr, s_copy, s_tr, u_copy, u_tr
+                if u_copy >= 1 and not skip_empty:
+                    yield ("wait", m.emptyb[s_copy], (u_copy - 1) & 1, u_copy - 1)
+                n, k0, ph0, ow0 = tc
+                xs = s_copy * STAGE
+                wr_a = xs + XR_BYTES + XT_BYTES
+                c0 = c_copy * CK
+                ih0 = 2 * ph0 - 1
+                ca, cb = max(ow0 - VEC, 0), min(ow0 + BW + VEC, W)
+                copies = []                                   # (lane, dst byte, values)
+                nbytes = np.zeros(32, dtype=np.int64)
+                if x_vec and cb > ca:
+                    for q0 in range(0, CK * SR, 128):
+                        for ln in range(32):
+                            q = q0 + 32 * pw + ln
+                            if q >= CK * SR:
+                                continue
+                            c, sr = q // SR, q % SR
+                            ih = ih0 + sr
+                            if c0 + c < C and 0 <= ih < H:
+                                src = ((n * C + c0 + c) * H + ih) * W + ca
+                                assert (src * ES) % 16 == 0, "pixel copy source not 16-byte aligned"
+                                dst = xs + ((c * SR + sr) * XRW + ca - (ow0 - VEC)) * ES
+                                assert dst >= xs + (c * SR + sr) * XRW * ES
+                                assert dst + (cb - ca) * ES <= xs + (c * SR + sr + 1) * XRW * ES
+                                copies.append((ln, dst, xf[src:src + cb - ca]))
+                                nbytes[ln] += (cb - ca) * ES
+                if w_vec:
+                    for o0 in range(0, BN, 128):
+                        for ln in range(32):
+                            o = o0 + 32 * pw + ln
+                            if o < BN and k0 + o < K:
+                                src = ((k0 + o) * C + c0) * 9
+                                assert (src * ES) % 16 == 0
+                                copies.append((ln, wr_a + o * WRS, wf[src:src + 288 // ES]))
+                                nbytes[ln] += 288
+                yield ("arrive", m.rawb[s_copy], 32, int(nbytes.sum()))
+                for ln, dst, vals in copies:
+                    m.bulk(m.rawb[s_copy], dst, vals)
+                if not w_vec:
+                    for e0 in range(0, BN * CK * 9, 128):
+                        e = e0 + pl
+                        e = e[e < BN * CK * 9]
+                        o, f = e // (CK * 9), e % (CK * 9)
+                        oo = k0 + o
+                        okk = (oo < K) & (c0 + f // 9 < C)
+                        src = (oo * C + c0) * 9 + f
+                        smem[(wr_a + o * WRS) // ES + f] = np.where(okk, wf[np.where(okk, src, 0)], 0.0)
+                c_copy += 1
+                if c_copy == nchunks:
+                    c_copy = 0
+                    t_copy += G
+                    if t_copy < ntiles:
+                        tc = decode(t_copy)
+                s_copy += 1
+                if s_copy == NS:
+                    s_copy, u_copy = 0, u_copy + 1
+
+            for j in range(total + 1):
+                if ahead and j < total:
+                    yield from copy_chunk()
+                if j >= 1:
+                    yield from transpose_chunk()
+                if not ahead and j < total:
+                    yield from copy_chunk()
 
         # ------------------------------------------------------------------ consumer warpgroup wg
         def consumer(wg):
@@ -538,7 +552,10 @@ def test_emulation_constants_match_the_kernel_source():
                  "const unsigned v = (ok && c0 + c < C) ? (unsigned)src[c * HW + p] : 0u;",
                  "*reinterpret_cast<uint4*>(xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16) =",
                  "const int flip = (pl >> 2) & 1;", "wd[0][kg][r] = flip ? a1 : a0;", "wd[1][kg][r] = flip ? a0 : a1;",
-                 "mbar_arrive(fullb(s_tr));", "tt = tc;",
+                 "mbar_arrive(fullb(s_tr));", "t_tr += gridDim.x;",
+                 "if (t_tr < ntiles) tt = decode(t_tr, ctiles, rtiles, ktiles);",
+                 "if (AHEAD && j < total) copy_chunk();", "if (j >= 1) transpose_chunk();",
+                 "if (!AHEAD && j < total) copy_chunk();",
                  # producer: copies
                  "if (u_copy >= 1) mbar_wait(emptyb(s_copy), (u_copy - 1) & 1, broken);",
                  "const int ca = max(tc.ow0 - VEC, 0), cb = min(tc.ow0 + BW + VEC, W);",
@@ -603,7 +620,8 @@ def _vec(shape, ES):
 
 @pytest.mark.parametrize("ES", [4, 2], ids=["float32", "bfloat16"])
 @pytest.mark.parametrize("BN", [64, 128])
-def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN):
+@pytest.mark.parametrize("AHEAD", [0, 1])
+def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN, AHEAD):
     rng = np.random.default_rng(BN + ES)
     for si, (N, C, K, H, W) in enumerate(SHAPES):
         x = rng.standard_normal((N, C, H, W))
@@ -621,7 +639,7 @@ def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN):
         if xv or wv:
             cases.append(dict(policy="random", seed=si + 11, x_vec=False, w_vec=False, grid=2))
         for case in cases:
-            kw = dict(dict(x_vec=xv, w_vec=wv), **case)
+            kw = dict(dict(x_vec=xv, w_vec=wv, ahead=AHEAD), **case)
             got, stats = emulate(x, w, b, ES, BN, **kw)
             label = str(((N, C, K, H, W), kw))
             assert not np.isnan(got).any(), (label, "unwritten output or an unwritten shared-memory read")
@@ -679,7 +697,7 @@ def test_v8_compiles_for_sm90a_without_local_memory_or_serialized_wgmma(nvcc_cub
     come from setmaxnreg: ptxas must honour it), no wgmma wait injected by ptxas (C7517) and no
     serialized wgmma (C7512 / C7514); no setmaxnreg ignored (C7508)."""
     v8, builds = _v8_builds()
-    assert len(builds) == 4 and {b[3] for b in builds} == {"sm_90a"}
+    assert len(builds) == 8 and {b[3] for b in builds} == {"sm_90a"}
 
     def nvcc(build):
         dt, cfg, macros, a = build

@@ -74,6 +74,9 @@
 #ifndef V8_WATCHDOG
 #define V8_WATCHDOG 1
 #endif
+#ifndef AHEAD
+#define AHEAD 0
+#endif
 #define THREADS 384                         // two consumer warpgroups, one producer warpgroup
 
 template <typename A, typename B> struct ks_same { static constexpr bool value = false; };
@@ -268,148 +271,152 @@ conv_relu_maxpool_wgmma_async(const KS_T* __restrict__ x, const KS_T* __restrict
         const bool x_vec = (W % VEC == 0) && ((reinterpret_cast<unsigned long long>(x) & 15) == 0);
         const bool w_vec = (C % CK == 0) && ((reinterpret_cast<unsigned long long>(w) & 15) == 0);
         Tile tc = decode(blockIdx.x, ctiles, rtiles, ktiles), tt = tc;   // copy / transpose streams
-        long long t_copy = blockIdx.x;
+        long long t_copy = blockIdx.x, t_tr = blockIdx.x;
         int c_copy = 0, c_tr = 0;
         int s_copy = 0, s_tr = 0;                 // stage of the copy / transpose iteration
         unsigned u_copy = 0, u_tr = 0;            // use count of that stage (phase parity: & 1)
+        // chunk j - 1: raw tile -> K-major operand (pairs of staged pixels), then fullb
+        auto transpose_chunk = [&]() {
+            unsigned char* xs = smem + s_tr * STAGE_BYTES;
+            unsigned char* xt = xs + XR_BYTES;
+            const int c0 = c_tr * CK;
+            const int ih0 = 2 * tt.ph0 - 1, iw0 = tt.ow0 - 2;
+            if (x_vec) mbar_wait(rawb(s_tr), u_tr & 1, broken);
+            const raw_t* xn = xr + (long long)tt.n * C * HW;
+#pragma unroll 1
+            for (int pp = pl; pp < NPAIR; pp += PT) {
+                const int sr = pp / (SWA / 2), sc = 2 * (pp - sr * (SWA / 2));
+                const int ih = ih0 + sr, iw = iw0 + sc;
+                const bool rok = ih >= 0 && ih < H;
+                const bool ok0 = rok && iw >= 0 && iw < W, ok1 = rok && iw + 1 >= 0 && iw + 1 < W;
+                unsigned wd[2][2][4];        // [pixel][kg][register]
+                if (x_vec) {
+                    const unsigned char* src = xs + (sr * XRW + sc + RC_OFF) * ES;
+                    if constexpr (ES == 4) {
+#pragma unroll
+                        for (int c = 0; c < CK; ++c) {      // one 8-byte load: the pair's channel c
+                            const uint2 v = *reinterpret_cast<const uint2*>(src + c * (SR * XRW * 4));
+                            const bool cin = c0 + c < C;
+                            wd[0][c / 4][c % 4] = (ok0 && cin) ? tf32_rna(v.x) : 0u;
+                            wd[1][c / 4][c % 4] = (ok1 && cin) ? tf32_rna(v.y) : 0u;
+                        }
+                    } else {
+#pragma unroll
+                        for (int c = 0; c < CK; c += 2) {   // channels c, c + 1: one 4-byte load each
+                            unsigned v0 = *reinterpret_cast<const unsigned*>(src + c * (SR * XRW * 2));
+                            unsigned v1 = *reinterpret_cast<const unsigned*>(src + (c + 1) * (SR * XRW * 2));
+                            if (c0 + c >= C) v0 = 0u;
+                            if (c0 + c + 1 >= C) v1 = 0u;
+                            const unsigned p0 = __byte_perm(v0, v1, 0x5410), p1 = __byte_perm(v0, v1, 0x7632);
+                            wd[0][c / 8][(c % 8) / 2] = ok0 ? p0 : 0u;
+                            wd[1][c / 8][(c % 8) / 2] = ok1 ? p1 : 0u;
+                        }
+                    }
+                } else {                      // element path: straight from global memory
+                    const raw_t* src = xn + (long long)c0 * HW + (long long)ih * W + iw;
+#pragma unroll
+                    for (int p = 0; p < 2; ++p) {
+                        const bool ok = p ? ok1 : ok0;
+#pragma unroll
+                        for (int kg = 0; kg < 2; ++kg)
+#pragma unroll
+                            for (int r = 0; r < 4; ++r) {
+                                unsigned u = 0;
+#pragma unroll
+                                for (int k = 0; k < 4 / ES; ++k) {
+                                    const int c = kg * VEC + r * (4 / ES) + k;   // local channel
+                                    const unsigned v = (ok && c0 + c < C) ? (unsigned)src[c * HW + p] : 0u;
+                                    u |= v << (16 * k);
+                                }
+                                wd[p][kg][r] = ES == 4 ? tf32_rna(u) : u;
+                            }
+                    }
+                }
+                // store q writes pixel q ^ flip of the pair: lanes 4-7 of each 8-lane phase take the other
+                // pixel, so a phase's eight 16-byte stores fill eight different bank groups
+                const int flip = (pl >> 2) & 1;
+#pragma unroll
+                for (int kg = 0; kg < 2; ++kg)
+#pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        const unsigned a0 = wd[0][kg][r], a1 = wd[1][kg][r];
+                        wd[0][kg][r] = flip ? a1 : a0;
+                        wd[1][kg][r] = flip ? a0 : a1;
+                    }
+#pragma unroll
+                for (int kg = 0; kg < 2; ++kg)
+#pragma unroll
+                    for (int q = 0; q < 2; ++q)
+                        *reinterpret_cast<uint4*>(xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16) =
+                            make_uint4(wd[q][kg][0], wd[q][kg][1], wd[q][kg][2], wd[q][kg][3]);
+            }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // for wgmma's reads
+            mbar_arrive(fullb(s_tr));
+            if (++c_tr == nchunks) {
+                c_tr = 0;
+                t_tr += gridDim.x;
+                if (t_tr < ntiles) tt = decode(t_tr, ctiles, rtiles, ktiles);
+            }
+            if (++s_tr == NS) { s_tr = 0; ++u_tr; }
+        };
+        // chunk j: wait for its stage, issue its bulk copies (or the element path's stores)
+        auto copy_chunk = [&]() {
+            if (u_copy >= 1) mbar_wait(emptyb(s_copy), (u_copy - 1) & 1, broken);
+            unsigned char* xs = smem + s_copy * STAGE_BYTES;
+            const unsigned xs_a = sbase + s_copy * STAGE_BYTES;
+            const unsigned wr_a = xs_a + XR_BYTES + XT_BYTES;
+            const int c0 = c_copy * CK;
+            const int ih0 = 2 * tc.ph0 - 1;
+            const int ca = max(tc.ow0 - VEC, 0), cb = min(tc.ow0 + BW + VEC, W);   // copied columns
+            const raw_t* xn = xr + (long long)tc.n * C * HW;
+            unsigned bytes = 0;               // this lane's bulk bytes (expected on rawb first)
+            if (x_vec && cb > ca) {
+#pragma unroll 1
+                for (int q = pl; q < CK * SR; q += PT) {
+                    const int c = q / SR, sr = q - c * SR, ih = ih0 + sr;
+                    if (c0 + c < C && ih >= 0 && ih < H) bytes += (cb - ca) * ES;
+                }
+            }
+            if (w_vec) {
+#pragma unroll 1
+                for (int o = pl; o < BN; o += PT)
+                    if (tc.k0 + o < K) bytes += 288;
+            }
+            mbar_arrive_tx(rawb(s_copy), bytes);
+            if (x_vec && cb > ca) {
+#pragma unroll 1
+                for (int q = pl; q < CK * SR; q += PT) {
+                    const int c = q / SR, sr = q - c * SR, ih = ih0 + sr;
+                    if (c0 + c < C && ih >= 0 && ih < H)
+                        bulk_copy(xs_a + ((c * SR + sr) * XRW + ca - (tc.ow0 - VEC)) * ES,
+                                  xn + (long long)(c0 + c) * HW + (long long)ih * W + ca, (cb - ca) * ES, rawb(s_copy));
+                }
+            }
+            if (w_vec) {
+#pragma unroll 1
+                for (int o = pl; o < BN; o += PT)
+                    if (tc.k0 + o < K)
+                        bulk_copy(wr_a + o * WRS, wr + ((long long)(tc.k0 + o) * C + c0) * 9, 288, rawb(s_copy));
+            } else {                          // element path: zeros past C_in and K
+                raw_t* wd = reinterpret_cast<raw_t*>(xs + XR_BYTES + XT_BYTES);
+#pragma unroll 1
+                for (int e = pl; e < BN * CK * 9; e += PT) {
+                    const int o = e / (CK * 9), f = e - o * (CK * 9), oo = tc.k0 + o;
+                    wd[o * WRW + f] = (oo < K && c0 + f / 9 < C) ? wr[((long long)oo * C + c0) * 9 + f] : (raw_t)0;
+                }
+            }
+            if (++c_copy == nchunks) {
+                c_copy = 0;
+                t_copy += gridDim.x;
+                if (t_copy < ntiles) tc = decode(t_copy, ctiles, rtiles, ktiles);
+            }
+            if (++s_copy == NS) { s_copy = 0; ++u_copy; }
+        };
 #pragma unroll 1
         for (long long j = 0; j <= total; ++j) {
-            if (j >= 1) {
-                // ---- chunk j - 1: raw tile -> K-major operand (pairs of staged pixels)
-                unsigned char* xs = smem + s_tr * STAGE_BYTES;
-                unsigned char* xt = xs + XR_BYTES;
-                const int c0 = c_tr * CK;
-                const int ih0 = 2 * tt.ph0 - 1, iw0 = tt.ow0 - 2;
-                if (x_vec) mbar_wait(rawb(s_tr), u_tr & 1, broken);
-                const raw_t* xn = xr + (long long)tt.n * C * HW;
-#pragma unroll 1
-                for (int pp = pl; pp < NPAIR; pp += PT) {
-                    const int sr = pp / (SWA / 2), sc = 2 * (pp - sr * (SWA / 2));
-                    const int ih = ih0 + sr, iw = iw0 + sc;
-                    const bool rok = ih >= 0 && ih < H;
-                    const bool ok0 = rok && iw >= 0 && iw < W, ok1 = rok && iw + 1 >= 0 && iw + 1 < W;
-                    unsigned wd[2][2][4];        // [pixel][kg][register]
-                    if (x_vec) {
-                        const unsigned char* src = xs + (sr * XRW + sc + RC_OFF) * ES;
-                        if constexpr (ES == 4) {
-#pragma unroll
-                            for (int c = 0; c < CK; ++c) {      // one 8-byte load: the pair's channel c
-                                const uint2 v = *reinterpret_cast<const uint2*>(src + c * (SR * XRW * 4));
-                                const bool cin = c0 + c < C;
-                                wd[0][c / 4][c % 4] = (ok0 && cin) ? tf32_rna(v.x) : 0u;
-                                wd[1][c / 4][c % 4] = (ok1 && cin) ? tf32_rna(v.y) : 0u;
-                            }
-                        } else {
-#pragma unroll
-                            for (int c = 0; c < CK; c += 2) {   // channels c, c + 1: one 4-byte load each
-                                unsigned v0 = *reinterpret_cast<const unsigned*>(src + c * (SR * XRW * 2));
-                                unsigned v1 = *reinterpret_cast<const unsigned*>(src + (c + 1) * (SR * XRW * 2));
-                                if (c0 + c >= C) v0 = 0u;
-                                if (c0 + c + 1 >= C) v1 = 0u;
-                                const unsigned p0 = __byte_perm(v0, v1, 0x5410), p1 = __byte_perm(v0, v1, 0x7632);
-                                wd[0][c / 8][(c % 8) / 2] = ok0 ? p0 : 0u;
-                                wd[1][c / 8][(c % 8) / 2] = ok1 ? p1 : 0u;
-                            }
-                        }
-                    } else {                      // element path: straight from global memory
-                        const raw_t* src = xn + (long long)c0 * HW + (long long)ih * W + iw;
-#pragma unroll
-                        for (int p = 0; p < 2; ++p) {
-                            const bool ok = p ? ok1 : ok0;
-#pragma unroll
-                            for (int kg = 0; kg < 2; ++kg)
-#pragma unroll
-                                for (int r = 0; r < 4; ++r) {
-                                    unsigned u = 0;
-#pragma unroll
-                                    for (int k = 0; k < 4 / ES; ++k) {
-                                        const int c = kg * VEC + r * (4 / ES) + k;   // local channel
-                                        const unsigned v = (ok && c0 + c < C) ? (unsigned)src[c * HW + p] : 0u;
-                                        u |= v << (16 * k);
-                                    }
-                                    wd[p][kg][r] = ES == 4 ? tf32_rna(u) : u;
-                                }
-                        }
-                    }
-                    // store q writes pixel q ^ flip of the pair: lanes 4-7 of each 8-lane phase take the other
-                    // pixel, so a phase's eight 16-byte stores fill eight different bank groups
-                    const int flip = (pl >> 2) & 1;
-#pragma unroll
-                    for (int kg = 0; kg < 2; ++kg)
-#pragma unroll
-                        for (int r = 0; r < 4; ++r) {
-                            const unsigned a0 = wd[0][kg][r], a1 = wd[1][kg][r];
-                            wd[0][kg][r] = flip ? a1 : a0;
-                            wd[1][kg][r] = flip ? a0 : a1;
-                        }
-#pragma unroll
-                    for (int kg = 0; kg < 2; ++kg)
-#pragma unroll
-                        for (int q = 0; q < 2; ++q)
-                            *reinterpret_cast<uint4*>(xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16) =
-                                make_uint4(wd[q][kg][0], wd[q][kg][1], wd[q][kg][2], wd[q][kg][3]);
-                }
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // for wgmma's reads
-                mbar_arrive(fullb(s_tr));
-                if (++c_tr == nchunks) {
-                    c_tr = 0;
-                    tt = tc;                      // the copy stream is one chunk ahead: its tile
-                }
-                if (++s_tr == NS) { s_tr = 0; ++u_tr; }
-            }
-            if (j < total) {
-                // ---- chunk j: wait for its stage, issue its copies
-                if (u_copy >= 1) mbar_wait(emptyb(s_copy), (u_copy - 1) & 1, broken);
-                unsigned char* xs = smem + s_copy * STAGE_BYTES;
-                const unsigned xs_a = sbase + s_copy * STAGE_BYTES;
-                const unsigned wr_a = xs_a + XR_BYTES + XT_BYTES;
-                const int c0 = c_copy * CK;
-                const int ih0 = 2 * tc.ph0 - 1;
-                const int ca = max(tc.ow0 - VEC, 0), cb = min(tc.ow0 + BW + VEC, W);   // copied columns
-                const raw_t* xn = xr + (long long)tc.n * C * HW;
-                unsigned bytes = 0;               // this lane's bulk bytes (expected on rawb first)
-                if (x_vec && cb > ca) {
-#pragma unroll 1
-                    for (int q = pl; q < CK * SR; q += PT) {
-                        const int c = q / SR, sr = q - c * SR, ih = ih0 + sr;
-                        if (c0 + c < C && ih >= 0 && ih < H) bytes += (cb - ca) * ES;
-                    }
-                }
-                if (w_vec) {
-#pragma unroll 1
-                    for (int o = pl; o < BN; o += PT)
-                        if (tc.k0 + o < K) bytes += 288;
-                }
-                mbar_arrive_tx(rawb(s_copy), bytes);
-                if (x_vec && cb > ca) {
-#pragma unroll 1
-                    for (int q = pl; q < CK * SR; q += PT) {
-                        const int c = q / SR, sr = q - c * SR, ih = ih0 + sr;
-                        if (c0 + c < C && ih >= 0 && ih < H)
-                            bulk_copy(xs_a + ((c * SR + sr) * XRW + ca - (tc.ow0 - VEC)) * ES,
-                                      xn + (long long)(c0 + c) * HW + (long long)ih * W + ca, (cb - ca) * ES, rawb(s_copy));
-                    }
-                }
-                if (w_vec) {
-#pragma unroll 1
-                    for (int o = pl; o < BN; o += PT)
-                        if (tc.k0 + o < K)
-                            bulk_copy(wr_a + o * WRS, wr + ((long long)(tc.k0 + o) * C + c0) * 9, 288, rawb(s_copy));
-                } else {                          // element path: zeros past C_in and K
-                    raw_t* wd = reinterpret_cast<raw_t*>(xs + XR_BYTES + XT_BYTES);
-#pragma unroll 1
-                    for (int e = pl; e < BN * CK * 9; e += PT) {
-                        const int o = e / (CK * 9), f = e - o * (CK * 9), oo = tc.k0 + o;
-                        wd[o * WRW + f] = (oo < K && c0 + f / 9 < C) ? wr[((long long)oo * C + c0) * 9 + f] : (raw_t)0;
-                    }
-                }
-                if (++c_copy == nchunks) {
-                    c_copy = 0;
-                    t_copy += gridDim.x;
-                    if (t_copy < ntiles) tc = decode(t_copy, ctiles, rtiles, ktiles);
-                }
-                if (++s_copy == NS) { s_copy = 0; ++u_copy; }
-            }
+            if (AHEAD && j < total) copy_chunk();   // chunk j's bytes in flight while chunk j - 1 is rewritten
+            if (j >= 1) transpose_chunk();
+            if (!AHEAD && j < total) copy_chunk();
         }
         return;
     }
