@@ -11,8 +11,8 @@
 #   3. red team s15's softmax_backward pair (bench/h200_redteam.sh): honest sb_h1 under rule 6 (session 21: falsely
 #      rejected, NaN where the reference has -Inf), sb_p1.
 # Each part writes under /tmp/plan/<part>; $OUT gets plan.txt (what ran, rc, seconds), the parts' summaries
-# (cost.txt, catalog.md, rt15.txt) and all.tgz (every part's folder: run directories' observations, logs) --
-# 5 files, within the device's 8.
+# (cost.txt, v8.txt, catalog.md, rt15.txt) and all.tgz (every part's folder: run directories' observations, logs) --
+# 6 files, within the device's 8.
 set -u
 . bench/device_env.sh
 FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL" /tmp/plan
@@ -29,6 +29,16 @@ if [ "$(left)" -gt 200 ]; then
   note "1 cost: rc=$? $(( $(date +%s) - t0 )) s"
   cat /tmp/plan/cost/steps.txt /tmp/plan/cost/summary.txt > "$FINAL/cost.txt" 2>/dev/null
 else note "1 cost: not run ($(left) s left)"; fi
+
+# 1b (session 24). conv v8 alone with its AHEAD configs (bench/conv_v8_probe.py: 8 builds verified on 23 shapes,
+# timed beside eager, torch.compile, v6, v3; ncu on the fastest per dtype) in what is left, when > 110 s
+if [ "$(left)" -gt 110 ] && [ -z "${SKIP_V8:-}" ]; then
+  t0=$(date +%s); mkdir -p /tmp/plan/v8
+  OUT=/tmp/plan/v8 PROBE_BUDGET_S=$(( $(left) - 30 )) timeout $(( $(left) - 10 )) python3 bench/conv_v8_probe.py \
+    > /tmp/plan/v8.stdout 2>&1
+  note "1b v8 probe: rc=$? $(( $(date +%s) - t0 )) s"
+  cp /tmp/plan/v8/conv_v8_probe.txt "$FINAL/v8.txt" 2>/dev/null || tail -60 /tmp/plan/v8.stdout > "$FINAL/v8.txt"
+else note "1b v8 probe: not run ($(left) s left)"; fi
 
 # 2. depthwise bfloat16 (its run needs ~120 s; keep ~75 s for part 3)
 L=$(( $(left) - 75 ))
@@ -52,4 +62,4 @@ else note "3 rt15: not run ($(left) s left)"; fi
 tar czf "$FINAL/all.tgz" -C /tmp --exclude='*.so' --exclude='*.cubin' --exclude='triton' --exclude='inductor' plan \
   2>/dev/null
 note "total $(( $(date +%s) - start )) s"
-cat "$FINAL/cost.txt" 2>/dev/null | cut -c1-250; head -40 "$FINAL/catalog.md" 2>/dev/null; cut -c1-300 "$FINAL/rt15.txt" 2>/dev/null
+cat "$FINAL/cost.txt" 2>/dev/null | cut -c1-250; head -40 "$FINAL/catalog.md" 2>/dev/null; cut -c1-300 "$FINAL/rt15.txt" 2>/dev/null; tail -40 "$FINAL/v8.txt" 2>/dev/null | cut -c1-300
