@@ -76,7 +76,7 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
     over its trials as the worker pools them, and on the pool of the groups too small to be judged
     alone (:meth:`~kernelsynth.verify.precision.PrecisionMeter.pooled`)."""
     from .verify.comparison import _bits, autograd_mismatch, compare  # imports torch
-    from .verify.precision import PrecisionMeter, trial_sums
+    from .verify.precision import ACCUMULATION, PrecisionMeter, trial_sums
 
     got = got if isinstance(got, dict) else {}
     meters: Dict[str, Any] = {}
@@ -120,7 +120,8 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
         if precision and "scale" in ref:
             meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
             sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"),
-                              relative=ref.get("rel_threshold"))
+                              relative=ref.get("rel_threshold"), slack=ref.get("acc_slack", ACCUMULATION),
+                              linear=bool(ref.get("linear")))
             meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref,
                            slack=ref.get("slack"))
     pool = PrecisionMeter.pooled(list(meters.values()))  # groups under MIN_ELEMENTS, pooled as the worker pools them

@@ -568,10 +568,12 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                 sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
                                   [audit_view(h) for h in terms["honest"]], slack=slack,
                                   linear=bool(terms.get("linear")), room=headroom(honest.policy),
-                                  relative=relative_threshold(honest.policy, terms["dtype"], slack))  # as the parent sees them
+                                  relative=relative_threshold(honest.policy, terms["dtype"]))  # as the parent sees them
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold", "honest_rel",
                                                        "rel_threshold")})
                 refs[key]["slack"] = sums["slack"]
+                # the relative tail's slack, element by element (kernelsynth/verify/precision.py: trial_sums)
+                refs[key]["acc_slack"], refs[key]["linear"] = slack, bool(terms.get("linear"))
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     return {"references": refs, "reference_ops": _reference_dispatch(ref_mod, p, device, dtype, p.verify_shapes[-1],
                                                                      "aten-ops")}
