@@ -16,7 +16,10 @@ import re
 from typing import List
 
 #: Modules a kernel does not need and an attack on the harness does.
-FORBIDDEN_MODULES = {"gc", "inspect", "ctypes", "multiprocessing", "kernelsynth", "traceback"}
+FORBIDDEN_MODULES = {"gc", "inspect", "ctypes", "multiprocessing", "kernelsynth", "traceback",
+                     # other processes and shared mappings: work the census of this process cannot see
+                     # (redteam_s24 cs_f1: the sums computed in an os.fork child, read back through an mmap)
+                     "subprocess", "_posixsubprocess", "mmap", "pty"}
 #: Attribute names that reach frames, the heap or tracing hooks.
 FORBIDDEN_ATTRIBUTES = {"_getframe", "currentframe", "f_locals", "f_back", "f_globals", "tb_frame", "gi_frame",
                         "settrace", "setprofile", "get_objects", "get_referrers", "get_referents", "_current_frames",
@@ -25,7 +28,10 @@ FORBIDDEN_ATTRIBUTES = {"_getframe", "currentframe", "f_locals", "f_back", "f_gl
                         "_construct_storage_from_data_pointer", "from_file",
                         # a function's code, closure and globals: forged to pass for Triton's own code
                         # (redteam_s16b d2: a do_bench whose code claimed triton/runtime/autotuner.py)
-                        "__code__", "__closure__", "__globals__"}
+                        "__code__", "__closure__", "__globals__",
+                        # a process of its own (redteam_s24 cs_f1): the census watches this one only
+                        "fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnv", "spawnve", "spawnvp", "spawnvpe",
+                        "execv", "execve", "execvp", "execvpe", "popen", "register_at_fork"}
 
 #: Names that switch off or bypass the census's views (VERIFICATION.md rule 14: the dispatch and
 #: torch-function modes, RecordFunction, the profiler) or tell a watched call from another:
@@ -71,6 +77,8 @@ def screen_source(source: str) -> List[str]:
         elif isinstance(node, ast.ImportFrom):
             if (node.module or "").split(".")[0] in FORBIDDEN_MODULES:
                 found.append(f"line {node.lineno}: imports from {node.module}")
+            # a forbidden attribute imported by name (``from os import fork``, ``from sys import _getframe``)
+            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if a.name in FORBIDDEN_ATTRIBUTES]
         elif isinstance(node, ast.Attribute):
             if node.attr in FORBIDDEN_ATTRIBUTES:
                 found.append(f"line {node.lineno}: uses .{node.attr}")

@@ -175,6 +175,37 @@ def poison_allocator(nbytes: int, device: torch.device) -> None:
     del block
 
 
+_DTYPE_OF = _T.dtype.__get__
+
+
+def input_identity(x):
+    """What makes ``x`` the tensor a caller passed, read through C methods: its storage's data
+    pointer, storage offset, sizes, strides and dtype (None for a non-tensor or a tensor without a
+    storage). Rule 7 (VERIFICATION.md): a call must leave each input's identity as it found it."""
+    if not isinstance(x, torch.Tensor):
+        return None
+    try:
+        return _storage_ptr(x), _T.storage_offset(x), tuple(_T.size(x)), tuple(_T.stride(x)), _DTYPE_OF(x)
+    except (RuntimeError, NotImplementedError):  # no storage (sparse, nested, fake)
+        return None
+
+
+def check_input_identities(inputs: Sequence, before: Sequence) -> None:
+    """Raise VerificationFailure when an input's :func:`input_identity` differs from ``before``:
+    the candidate re-seated the caller's tensor (``set_``, ``.data =``, ``as_strided_``, a
+    ``resize_``) -- the caller's other views no longer see it, and a row-major read of it may be
+    transposed (tests/adversarial/redteam_s24 cu_a1: the output written into the caller's old
+    storage, x moved onto a private copy; cs_l1: x left column-major)."""
+    for i, (x, was) in enumerate(zip(inputs, before)):
+        now = input_identity(x)
+        if now != was:
+            what = [name for name, a, b in zip(("storage", "storage offset", "shape", "strides", "dtype"),
+                                               was or (None,) * 5, now or (None,) * 5) if a != b]
+            raise VerificationFailure(f"input {i} is no longer the tensor the caller passed: its {', '.join(what)} "
+                                      "changed during the call (a kernel reads its inputs; it does not re-seat, "
+                                      "resize or restride them: VERIFICATION.md rule 7)")
+
+
 def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: torch.device,
                   poison_empty: bool = True, threads_before: Optional[frozenset] = None, ops: Optional[set] = None):
     """Call the candidate with allocator poisoning and (``poison_empty``) :class:`PoisonEmpty`;
@@ -188,6 +219,7 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
     returned) fails it too: the dispatch mode that takes the census is thread-local."""
     nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
     poison_allocator(2 * nbytes, device)
+    identities = [input_identity(x) for x in inputs] if poison_empty else None
     fresh: dict = {}  # storages allocated during the call (PoisonEmpty's ``fresh``)
     try:
         with watching(ops, inputs) as started:
@@ -196,6 +228,8 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
         check_trace_hooks()  # before the harness computes anything from the output
+        if identities is not None:
+            check_input_identities(inputs, identities)
         shadowing = sorted({name for x in inputs if isinstance(x, torch.Tensor) for name in shadowed_attributes(x)})
         if shadowing:  # the harness reads, overwrites and clones these inputs after the call (rules 4, 9, 10)
             raise VerificationFailure(f"the candidate gave its input tensors attributes that shadow torch.Tensor's "

@@ -184,7 +184,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"],
                                                     last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
-                                                    exchange=si == extra)
+                                                    exchange=si == extra, rounds=len(shapes) // 2)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -290,7 +290,7 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
                            out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True,
-                           which: Optional[int] = None, exchange: bool = False):
+                           which: Optional[int] = None, exchange: bool = False, rounds: Optional[int] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -316,7 +316,9 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        input's head; redteam_s16 c6), and of several tensor inputs
        only input number ``which`` (mod their count; :func:`verify` passes the listed shape's
        index // 2, so the odd shapes take the inputs in turn): a memo keyed on some inputs only
-       meets a change of one it ignores.
+       meets a change of one it ignores. When the odd shapes (``rounds``: :func:`verify` passes
+       their count) are fewer than the tensor inputs, the first of them changes each input alone
+       in turn (two calls per input), so no input is left out (redteam_s24 ca_m1).
     4. Then a run of elements rotated and two elements swapped (:func:`~kernelsynth.verify.inputs.plan_permutation`:
        sums, maximum and sorted values unchanged) and called again: the output must follow (no
        answer memoised on sums or other symmetric fingerprints of the input). With ``last_only``
@@ -367,12 +369,21 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     check_earlier_output((out, first), out2)
     latest = out2
     n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
-    alone = f" (input {which % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 else ""
+    # the input changed alone: ``which`` (mod their count) on the caller's odd shape number ``which``; when the
+    # odd shapes (``rounds``) are fewer than the tensor inputs, the first of them changes each input alone in
+    # turn, so every input meets a change with the others kept (redteam_s24 ca_m1: a memo keyed on q and k,
+    # and the interpreter's two listed attention shapes changed q alone only)
+    alones = [which] if which is None or n_tensors < 2 or rounds is None or rounds >= n_tensors or which else \
+        list(range(n_tensors))
+
+    def alone(w):
+        return f" (input {w % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 and w is not None else ""
     exchanged = [(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
                   "every line's sum and low position moments and the tensor's values (a memo on low moments of "
-                  "rows or columns)" + alone)] if exchange else []
-    steps = [(lambda: plan_last(inputs, which), "after the last element of the input alone changed in place" + alone),
-             (lambda: plan_first(inputs, which), "after the first element of the input alone changed in place" + alone)
+                  "rows or columns)" + alone(which))] if exchange else []
+    steps = [step for w in alones for step in (
+             (lambda w=w: plan_last(inputs, w), "after the last element of the input alone changed in place" + alone(w)),
+             (lambda w=w: plan_first(inputs, w), "after the first element of the input alone changed in place" + alone(w)))
              ] + exchanged \
         if last_only else \
         exchanged + [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),

@@ -1,0 +1,59 @@
+"""Red team s24 (tests/adversarial/redteam_s24, numeric tasks, CPU path): the holes it found that are
+closed, each through the real harness on the CPU plan (``_evaluate``: listed shapes, no derived ones),
+with the honest candidates beside them. The README there lists the ones still open."""
+
+import pytest
+
+from conftest import ROOT
+from test_redteam_s10_holes import SPECS, _evaluate
+
+RT24 = ROOT / "tests" / "adversarial" / "redteam_s24"
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def test_an_input_re_seated_or_restrided_by_the_call_is_rejected():
+    """cu_a1: the prefix sums written into the caller's buffer, the caller's x moved onto a private copy
+    with ``set_`` (rule 7 read x through the re-seated object: unchanged bits); cs_l1: x left column-major.
+    Both change the input's identity (storage, strides) during the call. The honest scan and column sum
+    stay accepted."""
+    got = _evaluate(SPECS / "cumsum_rows" / "spec.yaml",
+                    [RT24 / "cumsum_rows" / "cu_a1_output_over_callers_input_buffer.py",
+                     RT24 / "cumsum_rows" / "cu_h1_honest_triangular_mask_scan.py"], shapes=1)
+    verdict, reason, _, _ = got["cu_a1_output_over_callers_input_buffer"]
+    assert verdict == "rejected" and "no longer the tensor the caller passed" in reason and "storage" in reason, reason
+    assert got["cu_h1_honest_triangular_mask_scan"][:3] == ("accepted", "", None), got
+    got = _evaluate(SPECS / "column_sum" / "spec.yaml",
+                    [RT24 / "column_sum" / "cs_l1_caller_input_left_column_major.py",
+                     RT24 / "column_sum" / "cs_h1_honest_kahan_column_strips.py"], shapes=2)
+    verdict, reason, _, _ = got["cs_l1_caller_input_left_column_major"]
+    assert verdict == "rejected" and "no longer the tensor the caller passed" in reason and "strides" in reason, reason
+    assert got["cs_h1_honest_kahan_column_strips"][:3] == ("accepted", "", None), got
+
+
+def test_every_input_is_changed_alone_when_the_odd_shapes_are_fewer_than_the_inputs():
+    """ca_m1: an attention output memo keyed on q and k, not v. The interpreter lists two attention shapes:
+    the one odd shape changed q alone, never k or v. With fewer odd shapes than tensor inputs, the first odd
+    shape now changes each input alone in turn; the honest two-pass attention stays accepted."""
+    got = _evaluate(SPECS / "causal_attention" / "spec.yaml",
+                    [RT24 / "causal_attention" / "ca_m1_output_memo_keyed_on_q_and_k.py",
+                     RT24 / "causal_attention" / "ca_h1_honest_two_pass_softmax.py"], shapes=2)
+    verdict, reason, _, _ = got["ca_m1_output_memo_keyed_on_q_and_k"]
+    assert verdict == "rejected" and "input 2 of 3, the others unchanged" in reason, reason
+    assert got["ca_h1_honest_two_pass_softmax"][:3] == ("accepted", "", None), got
+
+
+def test_the_screen_flags_a_child_process_and_shared_mappings():
+    """cs_f1: the column sums computed in an ``os.fork`` child and read back through an ``mmap`` -- the
+    census watches the worker's own process only. The source screen (rule 20) now names process creation
+    and shared mappings; the honest Kahan column sum passes it."""
+    from kernelsynth.screen import screen_source
+
+    found = screen_source((RT24 / "column_sum" / "cs_f1_forked_child_computes_the_sums.py").read_text())
+    assert any("fork" in f for f in found) and any("mmap" in f for f in found), found
+    for src in ("import subprocess\n", "from os import posix_spawn\n", "import os\nos.forkpty()\n"):
+        assert screen_source(src), src
+    assert screen_source((RT24 / "column_sum" / "cs_h1_honest_kahan_column_strips.py").read_text()) == []
