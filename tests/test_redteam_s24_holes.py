@@ -57,3 +57,13 @@ def test_the_screen_flags_a_child_process_and_shared_mappings():
     for src in ("import subprocess\n", "from os import posix_spawn\n", "import os\nos.forkpty()\n"):
         assert screen_source(src), src
     assert screen_source((RT24 / "column_sum" / "cs_h1_honest_kahan_column_strips.py").read_text()) == []
+
+
+def test_precision_is_metered_on_a_call_with_an_input_tensor_seen_before():
+    """ge_r1: GELU at full precision on fresh input objects, its outputs rounded to 16-18 mantissa bits
+    when an input tensor comes back (a decode loop's static buffer). Rule 23 metered each trial's first
+    call only; the staleness check's first call on the overwritten tensor is metered now."""
+    got = _evaluate(SPECS / "gelu_tanh" / "spec.yaml",
+                    [RT24 / "gelu_tanh" / "ge_r1_fewer_bits_on_a_reused_input_tensor.py"], shapes=2)
+    verdict, reason, _, _ = got["ge_r1_fewer_bits_on_a_reused_input_tensor"]
+    assert verdict == "rejected" and "precision below the declared policy" in reason, reason

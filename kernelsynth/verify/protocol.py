@@ -181,10 +181,16 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 if probe_has_precision(probe) and not (special_values == "nonfinite" and t == 1):  # rule 8's NaN/Inf
                     meter.add(out, ref, terms, slack=policy.slack(shape, slack_factor))
                 if determinism and t == 0:
+                    metered = None
+                    if honest is not None and probe_has_precision(probe):
+                        def metered(o, ins, r, _m=ref_model, _s=shape):  # rule 23 on a call with a tensor seen before
+                            with policy.memo.holding(ins) if policy.memo is not None else contextlib.nullcontext():
+                                t2 = honest.terms(_m, ins, r, policy.memo)
+                            meter.add(o, r, t2, slack=policy.slack(_s, slack_factor))
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"],
                                                     last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
-                                                    exchange=si == extra, rounds=len(shapes) // 2)
+                                                    exchange=si == extra, rounds=len(shapes) // 2, metered=metered)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -290,7 +296,8 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
                            out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True,
-                           which: Optional[int] = None, exchange: bool = False, rounds: Optional[int] = None):
+                           which: Optional[int] = None, exchange: bool = False, rounds: Optional[int] = None,
+                           metered: Optional[Callable] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -336,6 +343,10 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        called again: the output must follow (no answer memoised on a key coarser than the
        tolerance).
 
+    ``metered(out, inputs, ref)`` (:func:`verify` passes it under a precision policy): step 2's
+    output goes to rule 23's meter too -- the first call on an input tensor the candidate has seen
+    (redteam_s24 ge_r1 rounded its outputs only then, as a decode loop's static buffers would meet).
+
     The changes of steps 3 and 4 are written through ``Tensor.data``
     (:func:`~kernelsynth.verify.inputs.apply_changes`), so the input's version counter does not
     move: a memo keyed on the data pointer and ``x._version`` is stale there.
@@ -362,10 +373,13 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     apply_changes(inputs, plant)  # part of the overwrite: the block step 4 exchanges
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
+    ref2 = run_reference(ref_model, refreshed, comparison, policy.dtype, policy.memo)
     try:
-        compare(out2, run_reference(ref_model, refreshed, comparison, policy.dtype, policy.memo), comparison, tol, out_dtype)
+        compare(out2, ref2, comparison, tol, out_dtype)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
+    if metered is not None:  # its precision too: the first call on an input tensor the candidate has seen
+        metered(out2, refreshed, ref2)
     check_earlier_output((out, first), out2)
     latest = out2
     n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
