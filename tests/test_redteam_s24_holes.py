@@ -67,3 +67,14 @@ def test_precision_is_metered_on_a_call_with_an_input_tensor_seen_before():
                     [RT24 / "gelu_tanh" / "ge_r1_fewer_bits_on_a_reused_input_tensor.py"], shapes=2)
     verdict, reason, _, _ = got["ge_r1_fewer_bits_on_a_reused_input_tensor"]
     assert verdict == "rejected" and "precision below the declared policy" in reason, reason
+
+
+def test_a_kernel_that_skips_tiles_starting_with_an_exact_zero_meets_column_sums_zero_probe():
+    """cs_z1: a 64x32 tile whose first element is exactly 0.0 is skipped (ReLU outputs). No column_sum input
+    held an exact zero (randn, and rule 10 maps 0 away); column_sum now declares a mask probe of zeros."""
+    got = _evaluate(SPECS / "column_sum" / "spec.yaml",
+                    [RT24 / "column_sum" / "cs_z1_tiles_with_zero_corner_skipped.py",
+                     RT24 / "column_sum" / "cs_h1_honest_kahan_column_strips.py"], shapes=4)
+    verdict, reason, _, _ = got["cs_z1_tiles_with_zero_corner_skipped"]
+    assert verdict == "rejected" and "input-range probe" in reason, reason
+    assert got["cs_h1_honest_kahan_column_strips"][:3] == ("accepted", "", None), got
