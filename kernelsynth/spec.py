@@ -596,7 +596,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
 
 
 #: The kinds of input-range probe a spec may declare (rule 24; :func:`_probes`).
-PROBE_KINDS = ("scale", "shift", "mask", "constant", "wrap")
+PROBE_KINDS = ("scale", "shift", "mask", "constant", "wrap", "abs", "bits")
 
 
 def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
@@ -607,7 +607,10 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     ``-.inf`` or a very negative number) or ``{constant: c}`` (half the rows set to ``c``: zero
     variance; zero rows for 0), ``{scale: [low, high]}`` (a factor drawn log-uniformly per trial:
     ``"low"`` is added, ``"value"`` is ``high``) or ``{wrap: k}`` (integer inputs moved by multiples
-    of their range, for a reference that reduces indices modulo a size) --
+    of their range, for a reference that reduces indices modulo a size), ``{abs: s}`` (every float
+    input replaced by ``s |x|``: rows of one sign, as probabilities and attention weights are) or
+    ``{bits: b}`` (every float input rounded to nearest with ``b`` significant bits, 2 to 23: with 8,
+    float32 activations upcast from bfloat16) --
     :func:`kernelsynth.verify.inputs.apply_probe` --, with optional
     ``atol``/``rtol`` factors of the tolerance (default 1), ``dtypes`` (the dtypes it runs in;
     default every dtype: a shift that leaves no random bits in a narrow format, e.g. 1000 in
@@ -615,7 +618,8 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     ``source`` saying why the reference stays exact enough there. Only for ``allclose`` tasks (an ``exact`` task's special
     values already probe its range, rule 8)."""
     if not isinstance(doc, list):
-        c.fail("probes", "a list of {scale: s}, {shift: c}, {mask: v}, {constant: c} or {wrap: k} entries", doc)
+        c.fail("probes", "a list of {scale: s}, {shift: c}, {mask: v}, {constant: c}, {wrap: k}, {abs: s} or "
+                         "{bits: b} entries", doc)
     if doc and comparison != "allclose":
         c.fail("probes", "no probes for an exact comparison (rule 8 plants its special values)", doc)
     out = []
@@ -636,10 +640,12 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
             low, value = float(value[0]), value[1]
         if kind == "wrap" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             c.fail(f"{fld}.wrap", "a positive integer k (integer inputs plus r (max + 1), r in [-k, k])", value)
+        if kind == "bits" and (not isinstance(value, int) or isinstance(value, bool) or not 2 <= value <= 23):
+            c.fail(f"{fld}.bits", "an integer number of significant bits from 2 to 23 (8: bfloat16's)", value)
         number = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-        if not number or (kind in ("scale", "shift") and (value == 0 or not math.isfinite(value))) or \
-                (kind == "scale" and value < 0) or (kind == "constant" and not math.isfinite(value)):
-            c.fail(f"{fld}.{kind}", "a number: scale positive, shift nonzero, constant finite, mask finite "
+        if not number or (kind in ("scale", "shift", "abs") and (value == 0 or not math.isfinite(value))) or \
+                (kind in ("scale", "abs") and value < 0) or (kind == "constant" and not math.isfinite(value)):
+            c.fail(f"{fld}.{kind}", "a number: scale and abs positive, shift nonzero, constant finite, mask finite "
                    "or -.inf", value)
         for k in ("atol", "rtol"):
             v = p.get(k, 1.0)

@@ -78,3 +78,47 @@ def test_a_kernel_that_skips_tiles_starting_with_an_exact_zero_meets_column_sums
     verdict, reason, _, _ = got["cs_z1_tiles_with_zero_corner_skipped"]
     assert verdict == "rejected" and "input-range probe" in reason, reason
     assert got["cs_h1_honest_kahan_column_strips"][:3] == ("accepted", "", None), got
+
+
+def test_probes_of_one_signed_rows_and_bfloat16_valued_inputs():
+    """cu_v1: a float16 running sum on rows that are all nonnegative (probability rows); ge_b1: bfloat16
+    arithmetic on float32 inputs that are bfloat16-exact (upcast activations). No draw reached either class;
+    cumsum_rows now declares `abs: 1` and gelu_tanh (float32) `bits: 8` (rule 24): both are rejected there.
+    The honest scan stays accepted."""
+    got = _evaluate(SPECS / "cumsum_rows" / "spec.yaml",
+                    [RT24 / "cumsum_rows" / "cu_v1_fp16_scan_on_nonnegative_rows.py",
+                     RT24 / "cumsum_rows" / "cu_h1_honest_triangular_mask_scan.py"], shapes=5)
+    verdict, reason, _, _ = got["cu_v1_fp16_scan_on_nonnegative_rows"]
+    assert verdict == "rejected" and "abs" in reason, reason
+    assert got["cu_h1_honest_triangular_mask_scan"][:3] == ("accepted", "", None), got
+    got = _evaluate(SPECS / "gelu_tanh" / "spec.yaml",
+                    [RT24 / "gelu_tanh" / "ge_b1_bf16_math_on_bf16_valued_inputs.py"], shapes=4)
+    verdict, reason, _, _ = got["ge_b1_bf16_math_on_bf16_valued_inputs"]
+    assert verdict == "rejected" and "input-range probe: bits 8" in reason, reason
+
+
+def test_abs_and_bits_probes_transform_the_inputs_and_bad_values_are_spec_errors(tmp_path):
+    """The two probe kinds added for cu_v1 and ge_b1 (rule 24): ``abs: s`` gives s |x|, ``bits: 8`` gives
+    bfloat16's values in float32 (round to nearest even); integers and non-tensors are kept. A spec with a
+    negative ``abs`` or ``bits`` outside 2-23 is refused with the field named."""
+    import shutil
+
+    import torch
+
+    from kernelsynth.errors import SpecError
+    from kernelsynth.spec import load_spec
+    from kernelsynth.verify.inputs import apply_probe
+
+    gen = torch.Generator().manual_seed(0)
+    x, i = torch.randn(7, 33, generator=gen), torch.arange(5)
+    a, same_i = apply_probe([x, i], {"kind": "abs", "value": 2.0}, gen)
+    assert torch.equal(a, 2 * x.abs()) and same_i is i
+    b, _ = apply_probe([x, i], {"kind": "bits", "value": 8.0}, gen)
+    assert torch.equal(b, x.to(torch.bfloat16).float()) and not torch.equal(b, x)
+    folder = tmp_path / "cumsum_rows"
+    shutil.copytree(SPECS / "cumsum_rows", folder)
+    text = (folder / "spec.yaml").read_text()
+    for bad, field in (("  - abs: 1\n", "  - abs: -1\n"), ("  - abs: 1\n", "  - bits: 30\n")):
+        (folder / "spec.yaml").write_text(text.replace(bad, field))
+        with pytest.raises(SpecError, match=r"probes\[1\]\.(abs|bits)"):
+            load_spec(folder / "spec.yaml", task_folder=True)

@@ -108,6 +108,11 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
       the masks attention and vocabulary-masked losses feed a softmax (redteam_s8 sr1, an exp valid
       only on [-87, 0]); the runs reach whole masked blocks (an online softmax whose running max
       is still -inf);
+    * ``{"kind": "abs", "value": s}``: ``s |x|`` (rows of one sign: a scan or sum of probabilities
+      grows with its length, where a low-precision accumulator shows);
+    * ``{"kind": "bits", "value": b}``: ``x`` rounded to nearest even with ``b`` significant bits
+      (``torch.frexp``: mantissa in [0.5, 1) times 2^b, rounded, scaled back; 8 gives bfloat16's
+      values in float32, as activations upcast from a bfloat16 layer are);
     * ``{"kind": "constant", "value": c}``: a drawn half of the rows (at least one) of every
       float input set to ``c`` along the last dim, the same rows in every input of the same
       leading shape: rows of zero variance for a normalisation (redteam_s8 lr2, eps as a
@@ -134,6 +139,12 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
         rows = tuple(x.shape[:-1]) if x.dim() > 1 else ()
         if kind == "scale":
             y = x.double() * value
+        elif kind == "abs":  # rows of one sign (probabilities, attention weights): redteam_s24 cu_v1
+            y = x.double().abs() * value
+        elif kind == "bits":  # values with ``value`` significant bits (8: upcast bfloat16): redteam_s24 ge_b1
+            m, e = torch.frexp(x.double())
+            step = 2.0 ** int(value)
+            y = torch.ldexp(torch.round(m * step) / step, e)
         elif kind == "shift":
             u = torch.rand(rows + (1,) if x.dim() > 0 else (), generator=gen, device=x.device, dtype=torch.float64)
             y = x.double() + value * (1.0 + u)
@@ -202,9 +213,12 @@ def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:
     ``scale`` (a widening factor drawn per trial), which is held to its tolerance only: on the H200
     the honest softmax_rows v0 float32 (Triton's approximate exp on logits widened 4-16x) measured
     an RMS of 0.256 against a bound of 0.214 set by PyTorch's accurate exp (session 10), while
-    the cheat the widening probe exists for (redteam_s10 sr2) leaves the tolerance itself. Worker
-    and oracle decide alike."""
-    return not (probe and (probe["kind"] == "mask" or (probe["kind"] == "scale" and "low" in probe)))
+    the cheat the widening probe exists for (redteam_s10 sr2) leaves the tolerance itself; and but
+    ``bits``, whose short-mantissa inputs give honest outputs short mantissas too (GELU's ``x`` for
+    large ``x``: the honest float32 gelu_tanh v0 and v1 had 7.7-8.7 % of their outputs with float16's
+    mantissa against the rounded reference's 5.3 %, session 24), while the cheat it exists for
+    (redteam_s24 ge_b1, bfloat16 arithmetic) leaves the tolerance. Worker and oracle decide alike."""
+    return not (probe and (probe["kind"] in ("mask", "bits") or (probe["kind"] == "scale" and "low" in probe)))
 
 
 def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:
