@@ -67,7 +67,11 @@ FLIP_CASES = {
 # Cheats that attack kernelsynth's own process (its frames, its guard, torch's dispatcher): no
 # naive counterpart. The in-process checks are fooled; the independent check (rule 18) is not.
 HARNESS_CASES = {
-    "harness_loosen": ("audit", r"independent check: shape .*: not bit-exact"),
+    # since session 24 the worker's own staleness check may see them first: the loosened tolerance they plant
+    # (allclose, atol 10) turns on rule 10's absolute-tolerance change (4 atol on one element), and their
+    # wrong outputs leave it; otherwise the independent check does
+    "harness_loosen": ("audit|wrong_output", r"independent check: shape .*: not bit-exact|stale answer: after the "
+                                             r"largest element of every float input moved"),
     # no trial runs; on the CPU path the census's profiled call (a call the payload does not
     # control) now catches its zeros in-process, else the independent check does
     "harness_skip": ("audit|wrong_output", r"independent check: shape .*: no output was recorded|"
@@ -77,7 +81,8 @@ HARNESS_CASES = {
     # since session 11 the worker's guard of the reference's operators' kernels catches it first
     "dispatch_override": ("audit|tampering", r"independent check: shape .*: not bit-exact|registered a kernel for aten::flip"),
     "harness_shadow": ("tampering", r"replaced torch\.Tensor\.(any|numpy)"),
-    "harness_early": ("audit", r"independent check: shape .*, trial 0: not bit-exact"),
+    "harness_early": ("audit|wrong_output", r"independent check: shape .*, trial 0: not bit-exact|stale answer: after "
+                                            r"the largest element of every float input moved"),
 }
 SOFTMAX_CASES = {
     "partial": ("partial/skip_last_row.py", "wrong_output", r"outside atol=1e-05, rtol=3\.05e-05"),

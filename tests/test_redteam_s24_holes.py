@@ -122,3 +122,30 @@ def test_abs_and_bits_probes_transform_the_inputs_and_bad_values_are_spec_errors
         (folder / "spec.yaml").write_text(text.replace(bad, field))
         with pytest.raises(SpecError, match=r"probes\[1\]\.(abs|bits)"):
             load_spec(folder / "spec.yaml", task_folder=True)
+
+
+def test_a_memo_keyed_on_top_bits_meets_a_change_at_the_absolute_tolerance():
+    """cu_s2: an output memo keyed on the top 13 bits of every element (sign, exponent, 4 mantissa bits). Rule
+    10's nudge (every element times 1 + 4 rtol = 1 + 1.2e-4) kept the key, and the stale answer stayed inside
+    atol 3e-3 on every CPU shape. The largest element of the input now also moves by 4 (atol + rtol |x|) alone:
+    a small fraction of itself (the key stays) and 4 atol in the prefix sums. The honest scan stays accepted."""
+    got = _evaluate(SPECS / "cumsum_rows" / "spec.yaml",
+                    [RT24 / "cumsum_rows" / "cu_s2_memo_keyed_on_sign_and_exponent.py",
+                     RT24 / "cumsum_rows" / "cu_h1_honest_triangular_mask_scan.py"], shapes=5)
+    verdict, reason, _, _ = got["cu_s2_memo_keyed_on_sign_and_exponent"]
+    assert verdict == "rejected" and "absolute tolerance" in reason, reason
+    assert got["cu_h1_honest_triangular_mask_scan"][:3] == ("accepted", "", None), got
+
+
+def test_plan_bump_moves_the_largest_element_by_four_tolerances():
+    import torch
+
+    from kernelsynth.verify.inputs import plan_bump
+
+    x = torch.tensor([[0.5, -3.0], [2.0, float("inf")]])
+    ((i, idx, vals),) = plan_bump([x, torch.arange(3)], {"atol": 1e-3, "rtol": 1e-4})
+    assert i == 0 and idx.tolist() == [1] and abs(vals.item() - (-3.0 - 4 * (1e-3 + 3e-4))) < 1e-6
+    assert plan_bump([x], {"atol": 0.0, "rtol": 1e-3}) == [] and plan_bump([x], None) == []
+    one = torch.tensor([1.0], dtype=torch.bfloat16)  # a bump below the spacing: one ulp away from zero
+    ((_, _, v),) = plan_bump([one], {"atol": 1e-6, "rtol": 0.0})
+    assert v.item() == torch.nextafter(one, torch.tensor([2.0], dtype=torch.bfloat16)).item()

@@ -37,7 +37,7 @@ _EXPORTS = {
                "check_outputs_released"),
     "inputs": ("trial_seed", "param_seed", "shape_label", "trial_inputs", "plant_special_values", "plan_changes",
                "plan_last", "plan_first", "plan_permutation", "apply_changes", "plan_rolling", "apply_rolling", "apply_probe",
-               "probe_tolerance", "plan_nudge"),
+               "probe_tolerance", "plan_nudge", "plan_bump"),
     "comparison": ("_bits", "shares_storage", "describe_mismatch", "layout_mismatch", "compare", "run_reference",
                    "outputs_agree", "check_inputs_untouched", "check_earlier_output"),
     "transport": ("DIGEST_MAX_BYTES", "audit_key", "parse_audit_key", "digest", "tensor_of"),

@@ -5,6 +5,7 @@ values planted for ``exact`` comparisons. Deterministic, so the independent refe
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any, Callable, Dict, Optional
 
 import torch
@@ -396,6 +397,37 @@ def plan_nudge(inputs, tol: Optional[Dict[str, float]]):
         changes.append((i, torch.arange(flat.numel(), device=x.device), (flat.double() * factor).to(x.dtype)))
     return changes
 
+
+
+def plan_bump(inputs, tol: Optional[Dict[str, float]]):
+    """A staleness change at the **absolute** tolerance's scale (VERIFICATION.md rule 10,
+    ``allclose`` with ``atol > 0``): the largest-magnitude finite element of every floating tensor
+    input moved away from zero by ``NUDGE_RTOLS * (atol + rtol |x_i|)`` (rounded once to its dtype;
+    at least one ulp). An output that sums the input (a scan, a reduction, a convolution's
+    identity tap) moves by about that much, outside the tolerance, while a key of the input's top
+    bits rarely changes: it is the largest element, moved by a small fraction of itself.
+    :func:`plan_nudge` moves every element by ``4 rtol`` relative, which is inside ``atol`` wherever
+    ``|y| < atol / (3 rtol)`` (redteam_s24 cu_s2: a cumsum memo keyed on 13 top bits of every
+    element kept its key through the nudge, and its stale answer stayed inside atol 3e-3 on every
+    CPU shape). Integer and bool inputs are kept; ``[]`` without a tolerance or with ``atol == 0``.
+    Same return form as :func:`plan_changes`."""
+    if not tol or not tol.get("atol"):
+        return []
+    atol, rtol = float(tol["atol"]), float(tol.get("rtol") or 0.0)
+    changes = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+            continue
+        flat = x.reshape(-1).double()
+        mag = torch.where(torch.isfinite(flat), flat.abs(), torch.zeros_like(flat))
+        j = int(mag.argmax())
+        v = float(flat[j])
+        sign = -1.0 if v < 0 else 1.0
+        moved = torch.tensor([v + sign * NUDGE_RTOLS * (atol + rtol * abs(v))], dtype=torch.float64).to(x.dtype)
+        if float(moved) == v:  # below the dtype's spacing there: one ulp away from zero
+            moved = torch.nextafter(torch.tensor([v], dtype=x.dtype), torch.tensor([sign * math.inf], dtype=x.dtype))
+        changes.append((i, torch.tensor([j], device=x.device), moved.to(x.device)))
+    return changes
 
 def plan_permutation(inputs, gen: torch.Generator):
     """A partial-staleness change that keeps every value of the input, only moves some

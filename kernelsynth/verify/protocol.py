@@ -14,7 +14,7 @@ from .comparison import (_S, _T, _bits, check_earlier_output, check_inputs_untou
                          run_reference)
 from .failures import VerificationFailure
 from .guard import check_integrity, check_no_new_threads, thread_ids
-from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_extra, plan_changes, plan_exchange, plan_first, plan_last, plan_nudge, plan_permutation,
+from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_extra, plan_bump, plan_changes, plan_exchange, plan_first, plan_last, plan_nudge, plan_permutation,
                      probe_tolerance, shape_label,
                      trial_inputs)
 from .poison import call_poisoned
@@ -341,7 +341,9 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        even shape indices, where ``last_only`` is off): then every float input scaled by ``1 + 4 rtol``
        (:func:`~kernelsynth.verify.inputs.plan_nudge`: a change at the tolerance's scale) and
        called again: the output must follow (no answer memoised on a key coarser than the
-       tolerance).
+       tolerance); then the largest element of every float input moved by 4 (atol + rtol |x|)
+       (:func:`~kernelsynth.verify.inputs.plan_bump`: a change at the absolute tolerance's scale,
+       where the nudge stays inside atol; redteam_s24 cu_s2) and called again.
 
     ``metered(out, inputs, ref)`` (:func:`verify` passes it under a precision policy): step 2's
     output goes to rule 23's meter too -- the first call on an input tensor the candidate has seen
@@ -410,6 +412,11 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
                 f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
                 "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
               if nudge and comparison == "allclose" and tol and tol.get("rtol")
+              and any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs) else []),
+            *([(lambda: plan_bump(inputs, tol),
+                f"after the largest element of every float input moved in place by {NUDGE_RTOLS:g} (atol + rtol |x|) "
+                "(a change at the absolute tolerance's scale: an answer memoised on a key coarser than it)")]
+              if nudge and comparison == "allclose" and tol and tol.get("atol")
               and any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs) else [])):
         previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
         apply_changes(inputs, changes())
