@@ -37,7 +37,7 @@ def reach(values) -> tuple:
     from the numbers drawn into its tensors: each tensor's shape and dtype, anything else (an int,
     a float, a string; lists and tuples item by item) by ``repr``. Two shapes of a task whose
     reference gets equal ``reach`` of both lists are one problem under two names: the dims that
-    differ never reach the reference (:func:`kernelsynth.jobs.oracle`, VERIFICATION.md rule 9)."""
+    differ never reach the reference (:func:`kernelsynth.jobs.oracle`, VERIFICATION.md rule 12)."""
     if isinstance(values, torch.Tensor):
         return ("tensor", tuple(values.shape), str(values.dtype))
     if isinstance(values, (list, tuple)):
@@ -398,7 +398,6 @@ def plan_nudge(inputs, tol: Optional[Dict[str, float]]):
     return changes
 
 
-
 def plan_bump(inputs, tol: Optional[Dict[str, float]]):
     """A staleness change at the **absolute** tolerance's scale (VERIFICATION.md rule 10,
     ``allclose`` with ``atol > 0``): the largest-magnitude finite element of every floating tensor
@@ -428,6 +427,7 @@ def plan_bump(inputs, tol: Optional[Dict[str, float]]):
             moved = torch.nextafter(torch.tensor([v], dtype=x.dtype), torch.tensor([sign * math.inf], dtype=x.dtype))
         changes.append((i, torch.tensor([j], device=x.device), moved.to(x.device)))
     return changes
+
 
 def plan_permutation(inputs, gen: torch.Generator):
     """A partial-staleness change that keeps every value of the input, only moves some
