@@ -584,12 +584,7 @@ class WorkerPool:
     def run(self, name: str, payload: Any, device: Optional[int] = None, timeout_s: Optional[float] = None) -> JobResult:
         """Run one job and wait for it (on device ``device`` when given), within ``timeout_s``
         seconds (None: the pool's per-job limit); past it the job is a ``timeout`` result."""
-        saved = self.timeout_s
-        self.timeout_s = saved if timeout_s is None else float(timeout_s)
-        try:
-            return next(iter(self.map(name, [payload], place=None if device is None else [device])))[1]
-        finally:
-            self.timeout_s = saved
+        return next(iter(self.map(name, [payload], place=None if device is None else [device], limit=timeout_s)))[1]
 
     def usable(self) -> List[int]:
         """The slots whose device is not retired."""
@@ -608,11 +603,12 @@ class WorkerPool:
 
     def map(self, name: str, payloads: Iterable[Any], on_start: Optional[Callable[[int], None]] = None,
             recycle: Optional[Callable[[int, JobResult], bool]] = None,
-            place: Optional[List[Optional[int]]] = None) -> Iterator[Tuple[int, JobResult]]:
+            place: Optional[List[Optional[int]]] = None, limit: Optional[float] = None) -> Iterator[Tuple[int, JobResult]]:
         """Run ``name`` on every payload; yield ``(index, JobResult)`` in completion order.
         ``recycle(index, result)``: the parent's own reason to replace the worker that ran a job
         (besides RESTART_FAULTS and ``result.recycle``), decided before the worker is reused.
-        ``place[index]``: the device index job ``index`` must run on (None: any)."""
+        ``place[index]``: the device index job ``index`` must run on (None: any). ``limit``: seconds
+        each job may take (None: the pool's ``timeout_s``)."""
         if not self._workers:
             self.__enter__()
         payloads = list(payloads)
@@ -626,7 +622,7 @@ class WorkerPool:
                 raise DevicesFailed("every device of the run failed its check: " + "; ".join(
                     f"cuda device {d}: {why}" for d, why in sorted(self.retired.items())))
             for slot in list(idle)[::-1]:
-                self._start_next(slot, name, payloads, where, todo, idle, busy, on_start)
+                self._start_next(slot, name, payloads, where, todo, idle, busy, on_start, limit)
             if not busy:
                 continue  # every job left is placed on a device that is now retired: yielded above
             deadline = min(w.job[1] + w.limit for w in busy.values())
@@ -671,7 +667,7 @@ class WorkerPool:
 
     def _start_next(self, slot: int, name: str, payloads: List[Any], where: List[Optional[int]], todo: List[int],
                     idle: List[int], busy: Dict[Connection, "_Worker"],
-                    on_start: Optional[Callable[[int], None]]) -> None:
+                    on_start: Optional[Callable[[int], None]], limit: Optional[float] = None) -> None:
         """Give idle slot ``slot`` its next piece of work: none when its device is retired (it
         leaves ``idle``), the device check when one is due, else the next job it may run (if any)."""
         if self._device(slot) in self.retired:
@@ -692,7 +688,8 @@ class WorkerPool:
         w = self._workers[slot] or self._revive(slot)
         if getattr(payload, "fresh_worker", False) and w.jobs:  # a process that has run no other job
             w = self._replace(w, len(todo) + 1)  # (rule 19: e.g. the reference memo, kernelsynth/verify/refmemo.py)
-        w = self._send(w, slot, name, payload, idx, self.timeout_s, queued=len(todo) + 1)
+        w = self._send(w, slot, name, payload, idx, self.timeout_s if limit is None else float(limit),
+                       queued=len(todo) + 1)
         w.jobs += 1
         cand = getattr(payload, "candidate", None)
         if name == "evaluate" and getattr(cand, "role", None) in ("external", "inductor") and w.taint is None:

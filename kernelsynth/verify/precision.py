@@ -179,8 +179,9 @@ TAIL_SLACK = 2.0 ** -9
 #: bits (23 - 10 = 13; bfloat16's 7 bits imply it), float64 -> float32's 23 bits).
 LOWER_FORMAT_BITS = MappingProxyType({torch.float32: (torch.int32, 13), torch.float64: (torch.int64, 29)})
 #: Relative tail (float32/float64 outputs under the ``fp32``/``fp64`` policies, :data:`RELATIVE_POLICIES`):
-#: an element is in it when ``|out_i - ref_i| > R |ref_i|``, ``R = RELATIVE_ULPS * room * u_out + TAIL_K *
-#: slack`` (:func:`relative_threshold`), judged only where ``|ref_i| >= RELATIVE_FLOOR``. 2^8 ulps of the
+#: an element is in it when ``|out_i - ref_i| > R |ref_i| + TAIL_K slack m_i``, ``R = RELATIVE_ULPS * room *
+#: u_out`` (:func:`relative_threshold`), ``slack`` the trial's accumulation slack and ``m_i = |ref_i|``, or
+#: ``max(s_i, |ref_i|)`` for a linear map (:func:`trial_sums`), judged only where ``|ref_i| >= RELATIVE_FLOOR``. 2^8 ulps of the
 #: output's format times the policy's headroom (8 for ``fp32``: 2^11 ulps, 2^-13 relative) is far above
 #: what float32 arithmetic with approximate exp, tanh, rsqrt and division gives (a few ulps; ``__expf``
 #: ``2 + 1.17 |x|`` ulps, CUDA C++ Programming Guide) and 4x below TF32's and float16's rounding (2^-11),
@@ -483,7 +484,9 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     (:func:`accumulation_slack`), times :func:`magnitude` when ``linear`` (the reference is a
     linear map: :meth:`HonestReferences.terms`'s ``linear``). ``relative``: the relative tail's
     threshold ``R`` (:func:`relative_threshold`; None: not measured): elements with ``|ref| >=
-    RELATIVE_FLOOR`` and ``|out - ref| > R |ref|``, of the candidate and of each honest output.
+    RELATIVE_FLOOR`` and ``|out - ref| > R |ref| + TAIL_K * slack * m`` (``slack`` as given, before
+    the magnitude; ``m = |ref|``, for a ``linear`` map ``max(scale, |ref|)``), of the candidate and
+    of each honest output.
 
     Returns ``{"slack": the trial's slack, "candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
     "low": (outputs exactly representable in the lower format, finite nonzero normal outputs),
