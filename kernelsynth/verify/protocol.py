@@ -389,8 +389,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     # odd shapes (``rounds``) are fewer than the tensor inputs, the first of them changes each input alone in
     # turn, so every input meets a change with the others kept (redteam_s24 ca_m1: a memo keyed on q and k,
     # and the interpreter's two listed attention shapes changed q alone only)
-    alones = [which] if which is None or n_tensors < 2 or rounds is None or rounds >= n_tensors or which else \
-        list(range(n_tensors))
+    every = which == 0 and rounds is not None and rounds < n_tensors
+    alones = list(range(n_tensors)) if every else [which]
 
     def alone(w):
         return f" (input {w % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 and w is not None else ""
