@@ -133,7 +133,7 @@ class Machine:
 
 
 def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random", seed=0, copies_late=True,
-            groups_late=True, release_early=False, skip_empty=False, skip_raw=False, check_banks=False, ahead=0):
+            groups_late=True, release_early=False, skip_empty=False, skip_raw=False, check_banks=False):
     """Run v8 on float64 arrays as if the element size were ES bytes (4: float32 as TF32, 2: bfloat16).
     x_vec / w_vec: the kernel's alignment predicates (W % VEC == 0 and x 16-byte aligned; C % CK == 0
     and w 16-byte aligned) -- False takes the element paths. grid: the persistent blocks (default
@@ -142,8 +142,7 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
     stage before its wgmmas ran; the producer not waiting for a stage's empty barrier / for its bulk
     copies before the transposition). check_banks: count
     the wavefronts of the threads' shared-memory accesses in the block's first 2 * NS iterations (the
-    patterns repeat: every stage starts on a 128-byte boundary). ahead: the kernel's AHEAD (1: each
-    iteration issues chunk j's copies before it rewrites chunk j - 1; 0: after).
+    patterns repeat: every stage starts on a 128-byte boundary).
     Returns (y, stats)."""
     N, C, H, W = x.shape
     K = w.shape[0]
@@ -327,11 +326,9 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
                     s_copy, u_copy = 0, u_copy + 1
 
             for j in range(total + 1):
-                if ahead and j < total:
-                    yield from copy_chunk()
                 if j >= 1:
                     yield from transpose_chunk()
-                if not ahead and j < total:
+                if j < total:
                     yield from copy_chunk()
 
         # ------------------------------------------------------------------ consumer warpgroup wg
@@ -554,8 +551,7 @@ def test_emulation_constants_match_the_kernel_source():
                  "const int flip = (pl >> 2) & 1;", "wd[0][kg][r] = flip ? a1 : a0;", "wd[1][kg][r] = flip ? a0 : a1;",
                  "mbar_arrive(fullb(s_tr));", "t_tr += gridDim.x;",
                  "if (t_tr < ntiles) tt = decode(t_tr, ctiles, rtiles, ktiles);",
-                 "if (AHEAD && j < total) copy_chunk();", "if (j >= 1) transpose_chunk();",
-                 "if (!AHEAD && j < total) copy_chunk();",
+                 "if (j >= 1) transpose_chunk();", "if (j < total) copy_chunk();",
                  # producer: copies
                  "if (u_copy >= 1) mbar_wait(emptyb(s_copy), (u_copy - 1) & 1, broken);",
                  "const int ca = max(tc.ow0 - VEC, 0), cb = min(tc.ow0 + BW + VEC, W);",
@@ -620,8 +616,7 @@ def _vec(shape, ES):
 
 @pytest.mark.parametrize("ES", [4, 2], ids=["float32", "bfloat16"])
 @pytest.mark.parametrize("BN", [64, 128])
-@pytest.mark.parametrize("AHEAD", [0, 1])
-def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN, AHEAD):
+def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN):
     rng = np.random.default_rng(BN + ES)
     for si, (N, C, K, H, W) in enumerate(SHAPES):
         x = rng.standard_normal((N, C, H, W))
@@ -639,7 +634,7 @@ def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN, AHEAD):
         if xv or wv:
             cases.append(dict(policy="random", seed=si + 11, x_vec=False, w_vec=False, grid=2))
         for case in cases:
-            kw = dict(dict(x_vec=xv, w_vec=wv, ahead=AHEAD), **case)
+            kw = dict(dict(x_vec=xv, w_vec=wv), **case)
             got, stats = emulate(x, w, b, ES, BN, **kw)
             label = str(((N, C, K, H, W), kw))
             assert not np.isnan(got).any(), (label, "unwritten output or an unwritten shared-memory read")

@@ -74,12 +74,6 @@
 #ifndef V8_WATCHDOG
 #define V8_WATCHDOG 1
 #endif
-// AHEAD (default 0): 1 issues chunk j's bulk copies before the producer rewrites chunk j - 1 (0: after).
-// Measured on an H100 (session 24) 8-9 % slower: the producer then waits for a stage to be emptied before
-// it can hand the consumers the chunk they wait for. Kept for the record; not a tunable of spec.yaml.
-#ifndef AHEAD
-#define AHEAD 0
-#endif
 #define THREADS 384                         // two consumer warpgroups, one producer warpgroup
 
 template <typename A, typename B> struct ks_same { static constexpr bool value = false; };
@@ -417,9 +411,11 @@ conv_relu_maxpool_wgmma_async(const KS_T* __restrict__ x, const KS_T* __restrict
         };
 #pragma unroll 1
         for (long long j = 0; j <= total; ++j) {
-            if (AHEAD && j < total) copy_chunk();   // chunk j's bytes in flight while chunk j - 1 is rewritten
+            // chunk j - 1 is rewritten before chunk j's copies are issued: issuing them first (session 24, on
+            // an H100) was 8-9 % slower -- the producer then waits for a stage to be emptied before it hands
+            // the consumers the chunk they wait for
             if (j >= 1) transpose_chunk();
-            if (!AHEAD && j < total) copy_chunk();
+            if (j < total) copy_chunk();
         }
         return;
     }
