@@ -115,8 +115,9 @@ class TaskSpec:
     #: per dtype, the policy name the precision rule holds candidates to (tolerance.POLICY_NAMES)
     precision_policy: Dict[str, str] = field(default_factory=dict)
     sha256: str = field(default="")
-    #: ``{"atol", "rtol"}`` two calls on one input may differ by (atomics); None: bitwise.
-    determinism: Optional[Dict[str, float]] = None
+    #: per dtype, ``{"atol", "rtol"}`` two calls on one input may differ by (float atomics, a
+    #: decoupled look-back scan); a dtype not in it, or None: bitwise.
+    determinism: Optional[Dict[str, Dict[str, float]]] = None
     #: Add the harness's fresh ragged shapes and threshold shape (shapes.derived_shapes).
     derived_shapes: bool = True
     #: per dim, ``{"min": int, "multiple_of": int}`` every shape honours (listed ones are checked,
@@ -443,14 +444,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
                     c.fail(f"tolerance.{d}", "atol and rtol for every dtype when comparison is allclose (or a "
                            f"category among {list(OP_CLASSES[1:])} to take kernelsynth/tolerance.py's default)")
     determinism = doc.get("determinism", "bitwise")
-    if determinism == "bitwise":
-        determinism = None
-    else:
-        c.keys(determinism, "determinism", required=("atol", "rtol"), optional=("source",))
-        for k in ("atol", "rtol"):
-            if not isinstance(determinism[k], (int, float)) or isinstance(determinism[k], bool) or determinism[k] < 0:
-                c.fail(f"determinism.{k}", "a non-negative number", determinism[k])
-        determinism = {"atol": float(determinism["atol"]), "rtol": float(determinism["rtol"])}
+    determinism = None if determinism == "bitwise" else _determinism(c, determinism, dts)
 
     work = doc["work"]
     c.keys(work, "work", required=("bytes",), optional=("flops",))
@@ -660,6 +654,33 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
                     "atol": float(p.get("atol", 1.0)), "rtol": float(p.get("rtol", 1.0)),
                     "source": str(p.get("source", "")), **({"dtypes": list(dts)} if dts else {}),
                     **({"low": low} if low is not None else {})})
+    return out
+
+
+def _bound(c: "_Checker", doc, fld: str) -> Dict[str, float]:
+    """``{"atol", "rtol"}`` of a mapping with both, each a non-negative number."""
+    for k in ("atol", "rtol"):
+        if not isinstance(doc[k], (int, float)) or isinstance(doc[k], bool) or doc[k] < 0:
+            c.fail(f"{fld}.{k}", "a non-negative number", doc[k])
+    return {"atol": float(doc["atol"]), "rtol": float(doc["rtol"])}
+
+
+def _determinism(c: "_Checker", doc, dtypes: Sequence[str]) -> Dict[str, Dict[str, float]]:
+    """The spec's ``determinism:`` as ``{dtype: {"atol", "rtol"}}``: one bound for every dtype
+    (``{atol, rtol, source}``) or one per dtype (``{float32: {atol, rtol}, source}``; a dtype left
+    out stays bitwise). The repeat call of rule 9 must agree with the first within it."""
+    if isinstance(doc, dict) and ("atol" in doc or "rtol" in doc):
+        c.keys(doc, "determinism", required=("atol", "rtol"), optional=("source",))
+        bound = _bound(c, doc, "determinism")
+        return {d: dict(bound) for d in dtypes}
+    c.keys(doc, "determinism", required=(), optional=tuple(dtypes) + ("source",))
+    out = {}
+    for d in dtypes:
+        if d in doc:
+            c.keys(doc[d], f"determinism.{d}", required=("atol", "rtol"))
+            out[d] = _bound(c, doc[d], f"determinism.{d}")
+    if not out:
+        c.fail("determinism", "atol and rtol, or a bound for at least one of the spec's dtypes", doc)
     return out
 
 

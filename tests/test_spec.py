@@ -119,16 +119,36 @@ def test_determinism_bound_and_default_tolerance(flip2d_copy):
                  dtypes=["float32", "bfloat16"])
         d.pop("tolerance", None)
     spec = load_spec(_edit(flip2d_copy, softmaxish))
-    assert spec.determinism == {"atol": 0.0, "rtol": 1e-6}
+    assert spec.determinism == {"float32": {"atol": 0.0, "rtol": 1e-6}, "bfloat16": {"atol": 0.0, "rtol": 1e-6}}
     assert spec.tolerance["float32"]["rtol"] == 3.05e-5 and "Higham" in spec.tolerance["float32"]["source"]
     assert spec.tolerance["bfloat16"]["rtol"] == 1.6e-2
     assert load_spec(FLIP2D / "spec.yaml").determinism is None  # default: bitwise
+
+
+def test_a_determinism_bound_per_dtype_reaches_only_that_dtypes_jobs(flip2d_copy):
+    """cumsum_rows' form: torch.compile's float32 scan (a decoupled look-back) is not bitwise
+    repeatable, its bfloat16 one is; a dtype the spec leaves out stays bitwise in its jobs."""
+    from kernelsynth.hardware import Hardware
+    from kernelsynth.stages.exploration import Exploration
+
+    def per_dtype(d):
+        d.update(comparison="allclose", category="reduction", dtypes=["float32", "bfloat16"],
+                 determinism={"float32": {"atol": 3e-3, "rtol": 3.05e-5}, "source": "look-back scans"})
+        d.pop("tolerance", None)
+    spec = load_spec(_edit(flip2d_copy, per_dtype))
+    assert spec.determinism == {"float32": {"atol": 3e-3, "rtol": 3.05e-5}}
+    jobs = Exploration().plan(spec, Hardware(target="cpu", device_name="cpu", interpret=True))
+    bounds = {(j.request.dtype, str(j.request.determinism)) for j in jobs}
+    assert bounds == {("float32", str({"atol": 3e-3, "rtol": 3.05e-5})), ("bfloat16", "None")}, bounds
 
 
 @pytest.mark.parametrize("mutate, field, expected", [
     (lambda d: d.update(determinism={"atol": -1, "rtol": 0}), "determinism.atol", "non-negative"),
     (lambda d: d.update(determinism={"rtol": 0}), "determinism.atol", "required"),
     (lambda d: d.update(determinism="loose"), "determinism", "a mapping"),
+    (lambda d: d.update(determinism={"float32": {"atol": 1e-6}}), "determinism.float32.rtol", "required"),
+    (lambda d: d.update(determinism={"float64": {"atol": 0, "rtol": 0}}), "determinism.float64", "known keys"),
+    (lambda d: d.update(determinism={"source": "atomics"}), "determinism", "at least one of the spec's dtypes"),
     (lambda d: d["shapes"].update(derived="yes"), "shapes.derived", "true or false"),
     (lambda d: d.update(constraints={"K": {"min": 2}}), "constraints", "a mapping of dims"),
     (lambda d: d.update(constraints={"N": {"min": 0}}), "constraints.N", "positive int"),
