@@ -122,12 +122,15 @@ def test_abs_and_bits_probes_transform_the_inputs_and_bad_values_are_spec_errors
     assert torch.equal(a, 2 * x.abs()) and same_i is i
     b, _ = apply_probe([x, i], {"kind": "bits", "value": 8.0}, gen)
     assert torch.equal(b, x.to(torch.bfloat16).float()) and not torch.equal(b, x)
+    c, _ = apply_probe([x, i], {"kind": "scale", "value": 8.0, "bits": 8}, gen)  # rounded, then scaled
+    assert torch.equal(c, 8 * x.to(torch.bfloat16).float())
     folder = tmp_path / "cumsum_rows"
     shutil.copytree(SPECS / "cumsum_rows", folder)
     text = (folder / "spec.yaml").read_text()
-    for bad, field in (("  - abs: 1\n", "  - abs: -1\n"), ("  - abs: 1\n", "  - bits: 30\n")):
+    for bad, field in (("  - abs: 1\n", "  - abs: -1\n"), ("  - abs: 1\n", "  - bits: 30\n"),
+                       ("  - abs: 1\n", "  - scale: 8\n    bits: 1\n"), ("  - abs: 1\n", "  - abs: 2\n    bits: 8\n")):
         (folder / "spec.yaml").write_text(text.replace(bad, field))
-        with pytest.raises(SpecError, match=r"probes\[1\]\.(abs|bits)"):
+        with pytest.raises(SpecError, match=r"probes\[1\](\.(abs|bits)|': expected exactly one of)"):
             load_spec(folder / "spec.yaml", task_folder=True)
 
 
@@ -156,3 +159,21 @@ def test_plan_bump_moves_the_largest_element_by_four_tolerances():
     one = torch.tensor([1.0], dtype=torch.bfloat16)  # a bump below the spacing: one ulp away from zero
     ((_, _, v),) = plan_bump([one], {"atol": 1e-6, "rtol": 0.0})
     assert v.item() == torch.nextafter(one, torch.tensor([2.0], dtype=torch.bfloat16)).item()
+
+
+def test_attention_without_its_running_maximum_meets_float32_scores_past_exps_range():
+    """ca_n1: p = exp(s) with no running maximum, exact while every score stays below ~88; float32
+    attention never met wider scores. causal_attention's float32 probe rounds q, k, v to 8 significant
+    bits and scales them by 8 (scores 64x wider): the cheat gives inf / inf there. Honest kernels stay
+    accepted: the two-pass Triton one (exact float32 products on the interpreter) and a float32
+    computation rounding as TF32 tensor cores do (q, k, p to 11 bits), which the 8-bit inputs keep exact
+    in q k^T -- the reason the probe uses them (a plain widening fails honest TF32 scores)."""
+    got = _evaluate(SPECS / "causal_attention" / "spec.yaml",
+                    [RT24 / "causal_attention" / "ca_n1_softmax_without_max_subtraction.py",
+                     RT24 / "causal_attention" / "ca_h1_honest_two_pass_softmax.py",
+                     RT24 / "causal_attention" / "ca_h2_honest_tf32_emulation.py"], shapes=2,
+                    probes=lambda q: "bits" in q)
+    reason = _rejected(got, "ca_n1_softmax_without_max_subtraction")
+    assert "input-range probe: scale 8 of 8-bit values" in reason, reason
+    assert got["ca_h1_honest_two_pass_softmax"][:3] == ("accepted", "", None), got
+    assert got["ca_h2_honest_tf32_emulation"][:2] == ("accepted", ""), got

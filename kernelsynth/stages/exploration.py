@@ -38,7 +38,7 @@ from ..sandbox import Sandbox, SandboxSettings
 from ..spec import DTYPE_ITEMSIZE, TaskSpec, merge_reference_ops, probes_for
 from ..screen import screen_source
 from ..shapes import (EXTREME_PLAN, HUGE_COPIES, HUGE_ELEMENTS, HUGE_MEMORY_FRACTION, JOINT_PLAN, LARGE_DIM_PLAN,
-                      RESIDUE_PLAN, derived_shapes, extreme_shapes, huge_shape, joint_shapes, large_dim_shapes,
+                      RESIDUE_PLAN, derived_shapes, even_shape, extreme_shapes, huge_shape, joint_shapes, large_dim_shapes,
                       residue_shapes)
 from ..store import ObservationStore, schema_mismatches
 from ..workers import JobResult, WorkerPool
@@ -135,6 +135,9 @@ class Exploration:
                     else joint_fits(spec, listed, JOINT_PLAN[target]))
             derived = residue_shapes(listed, derived, self.seed, high, fits, constraints=spec.constraints,
                                      above_listed=hw.interpret, pack=not hw.interpret, cover=RESIDUE_PLAN[target])
+            if hw.interpret:  # every dim even (2 mod 4) and past 16 where it fits, within the listed elements
+                even = even_shape(listed, self.seed, max(math.prod(s.values()) for s in listed), spec.constraints)
+                derived += [even] if even is not None and even not in listed + derived else []
             if not hw.interpret:  # GPU only: 8 mod 16 ... 256 mod 1024 and a value past 2^16 per dim, packed
                 seen = listed + derived + ([spec.timing_shape] if spec.timing_shape else [])
                 derived += extreme_shapes(seen, self.seed, joint_fits(spec, listed, EXTREME_PLAN[target]),

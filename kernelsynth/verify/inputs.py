@@ -97,7 +97,10 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
     input transformed by ``probe`` (a normalised entry of the spec's ``probes:``,
     :func:`kernelsynth.spec.load_spec`), computed in float64 and rounded once to the input's dtype:
 
-    * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact);
+    * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact); with ``"bits": b``,
+      ``x`` rounded to ``b`` significant bits first (as ``bits`` below: products of such values
+      are exact in TF32, so scores widened past float32's ``exp`` range stay exact for an honest
+      tensor-core kernel; redteam_s24 ca_n1);
     * ``{"kind": "shift", "value": c}``: every row (all dims but the last) gets its own offset
       ``c * (1 + U)``, ``U`` uniform in [0, 1) drawn from ``gen``, added along the last dim
       (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row);
@@ -139,13 +142,11 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
         kind, value = probe["kind"], float(probe["value"] if scale is None else scale)
         rows = tuple(x.shape[:-1]) if x.dim() > 1 else ()
         if kind == "scale":
-            y = x.double() * value
+            y = (_rounded_to_bits(x.double(), probe["bits"]) if probe.get("bits") else x.double()) * value
         elif kind == "abs":  # rows of one sign (probabilities, attention weights): redteam_s24 cu_v1
             y = x.double().abs() * value
         elif kind == "bits":  # values with ``value`` significant bits (8: upcast bfloat16): redteam_s24 ge_b1
-            m, e = torch.frexp(x.double())
-            step = 2.0 ** int(value)
-            y = torch.ldexp(torch.round(m * step) / step, e)
+            y = _rounded_to_bits(x.double(), int(value))
         elif kind == "shift":
             u = torch.rand(rows + (1,) if x.dim() > 0 else (), generator=gen, device=x.device, dtype=torch.float64)
             y = x.double() + value * (1.0 + u)
@@ -206,6 +207,14 @@ def apply_wrap(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
 MASK_FRACTION = 0.25
 
 
+def _rounded_to_bits(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """``x`` (float64) rounded to nearest even with ``bits`` significant bits (``torch.frexp``:
+    the mantissa in [0.5, 1) times 2^bits, rounded, scaled back)."""
+    m, e = torch.frexp(x)
+    step = 2.0 ** int(bits)
+    return torch.ldexp(torch.round(m * step) / step, e)
+
+
 def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:
     """Whether a trial of ``probe`` (None: an ordinary trial) is held to the precision rule
     (VERIFICATION.md rule 23): every kind but ``mask``, whose -inf entries leave no rounding scale
@@ -219,7 +228,8 @@ def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:
     large ``x``: the honest float32 gelu_tanh v0 and v1 had 7.7-8.7 % of their outputs with float16's
     mantissa against the rounded reference's 5.3 %, session 24), while the cheat it exists for
     (redteam_s24 ge_b1, bfloat16 arithmetic) leaves the tolerance. Worker and oracle decide alike."""
-    return not (probe and (probe["kind"] in ("mask", "bits") or (probe["kind"] == "scale" and "low" in probe)))
+    return not (probe and (probe["kind"] in ("mask", "bits") or "bits" in probe
+                           or (probe["kind"] == "scale" and "low" in probe)))
 
 
 def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:
