@@ -3,7 +3,10 @@
 # torch.compile and the measured ceilings side by side (the engine's normal run, one per task) --
 # then bench/catalog_summary.py's table and targets. Usage, from the repo root (after the .whl
 # install line of the device README):
-#   bash bench/h200_catalog.sh                # all 17 catalog tasks, ~26 s each, < 8 min in all
+#   bash bench/h200_catalog.sh                # all 17 catalog tasks in TOTAL_S (default 450 s: far too short now)
+# Per task, measured on an H100 in sessions 24-25: a whole ladder of one dtype takes 100-150 s and more,
+# mostly the first evaluation of each Triton version (its compiles for rule 12's derived shapes: layernorm
+# v2 57 s, rope v1 > 170 s before its chunking fix); give each task >= 150 s per dtype, 2-3 tasks per call.
 #   TASKS="softmax_rows layernorm" PER_TASK_S=60 bash bench/h200_catalog.sh
 #   TASKS="layernorm:55 depthwise_conv2d:40 topk_rows:65 column_sum:60" TOTAL_S=240 bash bench/h200_catalog.sh
 #       (session 7's four tasks, < 5 min: "task:seconds" sets that task's own limit)

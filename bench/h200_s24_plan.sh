@@ -8,6 +8,7 @@
 #      determinism, still open) -- every version and dtype, eager and torch.compile beside them, 150 s per task;
 #   2. on an H200 only: conv v8 alone (bench/conv_v8_probe.py: issue 14's >= 1.1x torch.compile there, 1.097x /
 #      1.08x in session 21) with ncu, in what is left (> 110 s).
+# PLAN_TASKS / PLAN_EXTRA replace part 1's task list and add overrides to its runs (bench/h200_s25_plan.sh).
 # $OUT gets plan.txt (what ran, rc, seconds), catalog.md (bench/catalog_summary.py's table), v8.txt, all.tgz.
 set -u
 . bench/device_env.sh
@@ -23,8 +24,8 @@ KEEP=$([ "$HW" = h200 ] && echo 130 || echo 10)
 L=$(( $(left) - KEEP ))
 if [ "$L" -gt 120 ]; then
   t0=$(date +%s)
-  OUT=/tmp/plan/catalog TASKS="column_sum:150 rmsnorm_residual:150 cumsum_rows:150" TOTAL_S=$L \
-    RUNS=/tmp/plan/catalog/runs bash bench/h200_catalog.sh > /tmp/plan/catalog.stdout 2>&1
+  OUT=/tmp/plan/catalog TASKS="${PLAN_TASKS:-column_sum:150 rmsnorm_residual:150 cumsum_rows:150}" TOTAL_S=$L \
+    EXTRA="${PLAN_EXTRA:-}" RUNS=/tmp/plan/catalog/runs bash bench/h200_catalog.sh > /tmp/plan/catalog.stdout 2>&1
   note "1 catalog: rc=$? $(( $(date +%s) - t0 )) s; $(tr '\n' ' ' < /tmp/plan/catalog/status.txt 2>/dev/null)"
   cp /tmp/plan/catalog/catalog_summary.md "$FINAL/catalog.md" 2>/dev/null
 else note "1 catalog: not run ($(left) s left)"; fi
