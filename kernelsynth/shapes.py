@@ -95,8 +95,26 @@ def _two_mod_four(name: str, value: int, constraints: Optional[Constraints], up:
     return max(v, 0)
 
 
+def _power_of_two(name: str, value: int, constraints: Optional[Constraints], up: bool = False) -> int:
+    """The value nearest ``value`` (at most it, or with ``up`` at least it) that is ``multiple_of``
+    times a power of 2, within dim ``name``'s constraints; 0 when there is none at most it."""
+    m = int((constraints or {}).get(name, {}).get("multiple_of", 1))
+    k = 1
+    while m * k * 2 <= value:
+        k *= 2
+    v = m * k if m * k <= value else 0
+    if up:
+        v = m * k if m * k >= value else m * k * 2
+        while fit(name, v, constraints) != v:
+            v *= 2
+        return v
+    while v > 0 and fit(name, v, constraints) != v:
+        v = v // 2 if (v // 2) % m == 0 else 0
+    return v
+
+
 def even_shape(shapes: Sequence[Dict[str, int]], seed: int, limit: int,
-               constraints: Optional[Constraints] = None) -> Optional[Dict[str, int]]:
+               constraints: Optional[Constraints] = None, aligned: bool = False) -> Optional[Dict[str, int]]:
     """A shape with every dim **even** (a value, or value / ``multiple_of``, that is 2 mod 4) and,
     where ``limit`` elements allow, every dim at least :data:`EVEN_FLOOR` (else every dim at the
     largest common even floor that fits), each dim then grown at a rate drawn from the run ``seed``
@@ -107,18 +125,24 @@ def even_shape(shapes: Sequence[Dict[str, int]], seed: int, limit: int,
     several rows of an even width (tests/adversarial/redteam_s24 ge_e1: the last pair of each row
     dropped when N is even and M >= 2; rn_j1: rows 8-15 of each 16-row group given rows 0-7's
     scale when M >= 16 and N >= 64) passed the CPU plan. None when no even shape fits ``limit``.
+
+    With ``aligned`` every dim is a power of 2 instead (times ``multiple_of``), at least 16 where it
+    fits (else 8, 4, 2): the sizes vector paths for multiples of 4, 8, 16 ... take, which a 2 mod 4
+    value never reaches (redteam_s25 ge_q1: the last quad of each row dropped when N % 4 == 0 and
+    M >= 2; rn_q1: rn_j1 with N % 4 == 0).
     """
-    digest = hashlib.sha256(repr((seed, "even", [sorted(s.items()) for s in shapes])).encode()).digest()
+    digest = hashlib.sha256(repr((seed, "aligned" if aligned else "even",
+                                  [sorted(s.items()) for s in shapes])).encode()).digest()
     rng = random.Random(int.from_bytes(digest[:8], "little"))
     names = list(shapes[0])
     rate = {n: rng.uniform(0.7, 1.0) for n in names}
+    value = _power_of_two if aligned else _two_mod_four
 
     def at(t: float) -> Dict[str, int]:
-        return {n: _two_mod_four(n, int(t * rate[n]), constraints) or _two_mod_four(n, 2, constraints, up=True)
-                for n in names}
+        return {n: value(n, int(t * rate[n]), constraints) or value(n, 2, constraints, up=True) for n in names}
     floor = None
-    for f in range(EVEN_FLOOR, 1, -4):  # 18, 14, 10, 6, 2: the largest common floor that fits
-        base = {n: _two_mod_four(n, f, constraints, up=True) for n in names}
+    for f in ((16, 8, 4, 2) if aligned else range(EVEN_FLOOR, 1, -4)):  # the largest common floor that fits
+        base = {n: value(n, f, constraints, up=True) for n in names}
         if math.prod(base.values()) <= limit:
             floor = base
             break

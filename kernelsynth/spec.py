@@ -628,8 +628,10 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
             c.fail(fld, "exactly one of " + ", ".join(f"{k}:" for k in PROBE_KINDS) + " (scale: may add bits:)", p)
         kind = kinds[0]
         bits = p.get("bits") if kind == "scale" else None
-        if bits is not None and (not isinstance(bits, int) or isinstance(bits, bool) or not 2 <= bits <= 23):
-            c.fail(f"{fld}.bits", "an integer number of significant bits from 2 to 23 (8: bfloat16's)", bits)
+        if kind == "scale" and "bits" in p and (not isinstance(bits, int) or isinstance(bits, bool)
+                                                  or not 2 <= bits <= 23 or p.get("params")):
+            c.fail(f"{fld}.bits", "an integer number of significant bits from 2 to 23 (8: bfloat16's), not with "
+                   "params (parameter draws are scaled, never rounded)", bits)
         value = p[kind]
         low = None
         if kind == "scale" and isinstance(value, list):  # a ranged scale: a factor drawn per trial
@@ -649,8 +651,8 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
                    "or -.inf", value)
         for k in ("atol", "rtol"):
             v = p.get(k, 1.0)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
-                c.fail(f"{fld}.{k}", "a positive factor of the tolerance", v)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
+                c.fail(f"{fld}.{k}", "a positive finite factor of the tolerance", v)
         if not isinstance(p.get("params", False), bool) or (p.get("params") and kind != "scale"):
             c.fail(f"{fld}.params", "true or false (scale probes only)", p.get("params"))
         dts = p.get("dtypes")
@@ -666,8 +668,8 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
 def _bound(c: "_Checker", doc, fld: str) -> Dict[str, float]:
     """``{"atol", "rtol"}`` of a mapping with both, each a non-negative number."""
     for k in ("atol", "rtol"):
-        if not isinstance(doc[k], (int, float)) or isinstance(doc[k], bool) or doc[k] < 0:
-            c.fail(f"{fld}.{k}", "a non-negative number", doc[k])
+        if not isinstance(doc[k], (int, float)) or isinstance(doc[k], bool) or not math.isfinite(doc[k]) or doc[k] < 0:
+            c.fail(f"{fld}.{k}", "a non-negative finite number", doc[k])
     return {"atol": float(doc["atol"]), "rtol": float(doc["rtol"])}
 
 

@@ -285,10 +285,12 @@ def test_honest_flip_written_differently_is_accepted_by_both(version, ours_flip)
     # 2 trials per listed shape, 1 on each derived one: 3x4097, two fresh ones, M large and ragged,
     # two of one large dim that give M and N each 2 of the 3 residues (odd, 2 mod 4, 4 mod 8) above
     # the listed (the interpreter's plan, shapes.RESIDUE_PLAN: odd and one other; seed 0: M 2 mod 4, N 4 mod 8),
-    # and the even shape (every dim 2 mod 4 and at least 18: shapes.even_shape, session 25)
+    # the even shape (every dim 2 mod 4 and at least 18) and the aligned one (powers of 2, at least 16:
+    # shapes.even_shape, session 25)
     derived = [s for s in json.loads(o["verify_shapes"]) if s not in FLIP_SHAPES]
-    even = [s for s in derived if all(v % 4 == 2 and v >= 18 for v in s.values())]
-    assert len(derived) == 7 and len(even) == 1 and {"M": 3, "N": 4097} in derived
+    even = [s for s in derived if all(v % 4 == 2 and v >= 18 for v in s.values())
+            or all(v & (v - 1) == 0 and v >= 16 for v in s.values())]
+    assert len(derived) == 8 and len(even) == 2 and {"M": 3, "N": 4097} in derived
     assert any(s["M"] >= 257 for s in derived)
     assert {(n, s[n] & -s[n]) for s in derived if s not in even for n in s
             if s[n] > max(x[n] for x in FLIP_SHAPES)} == {("M", 1), ("M", 2), ("N", 1), ("N", 4)}

@@ -34,8 +34,8 @@ def test_cpu_run_writes_a_dataset_that_loads_with_the_declared_schema(cpu_run):
     assert [v["version"] for v in rec["trajectory"]] == ["v0", "v1", "v2", "v3", "v4"]
     # trials x interpreter shapes, + once each: 1x4097, 2 fresh, one with M large and ragged, and
     # rule 12's 2 residue shapes on the interpreter (odd and one other residue per dim, shapes.RESIDUE_PLAN:
-    # at seed 0 a large 2 mod 4 value of M and a 4 mod 8 one of N), and the even shape (shapes.even_shape)
-    assert rec["verification"]["trials"] == 2 * 6 + 6 + 1
+    # at seed 0 a large 2 mod 4 value of M and a 4 mod 8 one of N), the even and the aligned shape (shapes.even_shape)
+    assert rec["verification"]["trials"] == 2 * 6 + 6 + 2
     assert "N - 1 - cols" in rec["trajectory"][1]["code"]
     assert rec["answer_code"] == rec["trajectory"][-1]["code"]
     assert rec["metrics"]["best_ms"] is None  # no timings on the interpreter

@@ -128,9 +128,13 @@ def test_abs_and_bits_probes_transform_the_inputs_and_bad_values_are_spec_errors
     shutil.copytree(SPECS / "cumsum_rows", folder)
     text = (folder / "spec.yaml").read_text()
     for bad, field in (("  - abs: 1\n", "  - abs: -1\n"), ("  - abs: 1\n", "  - bits: 30\n"),
-                       ("  - abs: 1\n", "  - scale: 8\n    bits: 1\n"), ("  - abs: 1\n", "  - abs: 2\n    bits: 8\n")):
+                       ("  - abs: 1\n", "  - scale: 8\n    bits: 1\n"), ("  - abs: 1\n", "  - abs: 2\n    bits: 8\n"),
+                       # redteam s25: a null bits was dropped silently; params are scaled, never rounded; a NaN factor
+                       ("  - abs: 1\n", "  - scale: 8\n    bits: null\n"),
+                       ("  - abs: 1\n", "  - scale: 8\n    bits: 8\n    params: true\n"),
+                       ("  - abs: 1\n", "  - abs: 1\n    atol: .nan\n")):
         (folder / "spec.yaml").write_text(text.replace(bad, field))
-        with pytest.raises(SpecError, match=r"probes\[1\](\.(abs|bits)|': expected exactly one of)"):
+        with pytest.raises(SpecError, match=r"probes\[1\](\.(abs|bits|atol)|': expected exactly one of)"):
             load_spec(folder / "spec.yaml", task_folder=True)
 
 
@@ -163,17 +167,24 @@ def test_plan_bump_moves_the_largest_element_by_four_tolerances():
 
 def test_attention_without_its_running_maximum_meets_float32_scores_past_exps_range():
     """ca_n1: p = exp(s) with no running maximum, exact while every score stays below ~88; float32
-    attention never met wider scores. causal_attention's float32 probe rounds q, k, v to 8 significant
-    bits and scales them by 8 (scores 64x wider): the cheat gives inf / inf there. Honest kernels stay
-    accepted: the two-pass Triton one (exact float32 products on the interpreter) and a float32
-    computation rounding as TF32 tensor cores do (q, k, p to 11 bits), which the 8-bit inputs keep exact
-    in q k^T -- the reason the probe uses them (a plain widening fails honest TF32 scores)."""
+    attention never met wider scores. causal_attention's float32 probe scales q, k, v by a factor drawn
+    in [6, 8] (scores 36-64x wider) and takes any finite answer near the reference's magnitude (honest
+    TF32 scores are not exact there): the cheat gives inf / inf. redteam_s25 ca_b1 (the stable path only
+    on inputs of 8 significant bits, which session 25's first probe used) is rejected too. Honest kernels
+    stay accepted: the two-pass Triton one, a float32 computation rounding q, k and p as TF32 tensor
+    cores do (ca_h2), and one folding the scale into q before that product (redteam_s25 ca_h3, which the
+    8-bit probe rejected)."""
+    rt25 = ROOT / "tests" / "adversarial" / "redteam_s25" / "causal_attention"
     got = _evaluate(SPECS / "causal_attention" / "spec.yaml",
                     [RT24 / "causal_attention" / "ca_n1_softmax_without_max_subtraction.py",
+                     rt25 / "ca_b1_stable_path_only_on_bf16_valued_inputs.py",
                      RT24 / "causal_attention" / "ca_h1_honest_two_pass_softmax.py",
-                     RT24 / "causal_attention" / "ca_h2_honest_tf32_emulation.py"], shapes=2,
-                    probes=lambda q: "bits" in q)
-    reason = _rejected(got, "ca_n1_softmax_without_max_subtraction")
-    assert "input-range probe: scale 8 of 8-bit values" in reason, reason
+                     RT24 / "causal_attention" / "ca_h2_honest_tf32_emulation.py",
+                     rt25 / "ca_h3_honest_tf32_prescaled_q_exp2.py"], shapes=2,
+                    probes=lambda q: q.get("dtypes") == ["float32"])
+    for cheat in ("ca_n1_softmax_without_max_subtraction", "ca_b1_stable_path_only_on_bf16_valued_inputs"):
+        reason = _rejected(got, cheat)
+        assert "input-range probe: scale 6-8" in reason and "NaN where the reference has none" in reason, reason
     assert got["ca_h1_honest_two_pass_softmax"][:3] == ("accepted", "", None), got
-    assert got["ca_h2_honest_tf32_emulation"][:2] == ("accepted", ""), got
+    for honest in ("ca_h2_honest_tf32_emulation", "ca_h3_honest_tf32_prescaled_q_exp2"):
+        assert got[honest][:2] == ("accepted", ""), got

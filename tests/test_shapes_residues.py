@@ -122,11 +122,12 @@ def test_plan_shape_counts_stay_small():
     interpreter. Since session 16 every two dims get a pair shape on the GPU, not only neighbours
     (redteam_s16 c5): conv_relu_maxpool's 5 dims 3 more (C_in x W and the like; the others are
     already large together in the all-dims shape or do not fit). Since session 25 the interpreter
-    adds one even shape (every dim 2 mod 4, shapes.even_shape: redteam_s24 ge_e1, rn_j1): + 1 there."""
+    adds one even shape (every dim 2 mod 4, shapes.even_shape: redteam_s24 ge_e1, rn_j1) and one
+    aligned shape (every dim a power of 2: redteam_s25 ge_q1, rn_q1): + 2 there."""
     counts = {(t, hw.target): len(_plan(t, hw)[2]) for t in ("flip2d", "softmax_rows", "conv_relu_maxpool")
               for hw in (CPU, GPU)}
-    assert counts == {("flip2d", "cpu"): 6 + 1, ("flip2d", "h200"): 3 + 10, ("softmax_rows", "cpu"): 6 + 1,
-                      ("softmax_rows", "h200"): 4 + 10, ("conv_relu_maxpool", "cpu"): 12 + 1,
+    assert counts == {("flip2d", "cpu"): 6 + 2, ("flip2d", "h200"): 3 + 10, ("softmax_rows", "cpu"): 6 + 2,
+                      ("softmax_rows", "h200"): 4 + 10, ("conv_relu_maxpool", "cpu"): 12 + 2,
                       ("conv_relu_maxpool", "h200"): 11 + 32 + 3}, counts
     for hw in (CPU,):
         for t in ("flip2d", "softmax_rows", "conv_relu_maxpool"):

@@ -149,6 +149,9 @@ def test_a_determinism_bound_per_dtype_reaches_only_that_dtypes_jobs(flip2d_copy
     (lambda d: d.update(determinism={"float32": {"atol": 1e-6}}), "determinism.float32.rtol", "required"),
     (lambda d: d.update(determinism={"float64": {"atol": 0, "rtol": 0}}), "determinism.float64", "known keys"),
     (lambda d: d.update(determinism={"source": "atomics"}), "determinism", "at least one of the spec's dtypes"),
+    (lambda d: d.update(determinism={"float32": {"atol": float("nan"), "rtol": 0}}), "determinism.float32.atol",
+     "finite"),  # redteam s25: a NaN bound loaded, then rejected every candidate as not deterministic
+    (lambda d: d.update(determinism={"atol": 0, "rtol": float("inf")}), "determinism.rtol", "finite"),
     (lambda d: d["shapes"].update(derived="yes"), "shapes.derived", "true or false"),
     (lambda d: d.update(constraints={"K": {"min": 2}}), "constraints", "a mapping of dims"),
     (lambda d: d.update(constraints={"N": {"min": 0}}), "constraints.N", "positive int"),

@@ -135,9 +135,11 @@ class Exploration:
                     else joint_fits(spec, listed, JOINT_PLAN[target]))
             derived = residue_shapes(listed, derived, self.seed, high, fits, constraints=spec.constraints,
                                      above_listed=hw.interpret, pack=not hw.interpret, cover=RESIDUE_PLAN[target])
-            if hw.interpret:  # every dim even (2 mod 4) and past 16 where it fits, within the listed elements
-                even = even_shape(listed, self.seed, max(math.prod(s.values()) for s in listed), spec.constraints)
-                derived += [even] if even is not None and even not in listed + derived else []
+            if hw.interpret:  # every dim even (2 mod 4) and past 16 where it fits, then every dim a power of 2
+                limit = max(math.prod(s.values()) for s in listed)  # within the listed elements
+                for aligned in (False, True):
+                    even = even_shape(listed, self.seed, limit, spec.constraints, aligned=aligned)
+                    derived += [even] if even is not None and even not in listed + derived else []
             if not hw.interpret:  # GPU only: 8 mod 16 ... 256 mod 1024 and a value past 2^16 per dim, packed
                 seen = listed + derived + ([spec.timing_shape] if spec.timing_shape else [])
                 derived += extreme_shapes(seen, self.seed, joint_fits(spec, listed, EXTREME_PLAN[target]),

@@ -1,4 +1,4 @@
-"""HONEST (session 25, for the float32 scale-and-bits probe): causal attention computed as a TF32
+"""HONEST (session 25, for the float32 widening probe): causal attention computed as a TF32
 tensor-core kernel rounds its scores, in float32 -- q and k rounded to TF32 (11 significant bits,
 nearest) before q k^T, the probabilities rounded to TF32 before p v, float32 accumulation and a
 max-subtracted float32 softmax. v is kept in float32: on the interpreter's listed shapes (one of them
