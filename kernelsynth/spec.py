@@ -666,7 +666,8 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
 
 
 def _bound(c: "_Checker", doc, fld: str) -> Dict[str, float]:
-    """``{"atol", "rtol"}`` of a mapping with both, each a non-negative number."""
+    """``{"atol", "rtol"}`` of a mapping with both, each a non-negative finite number (a NaN bound
+    loaded and then failed every candidate's repeat call: red team s25)."""
     for k in ("atol", "rtol"):
         if not isinstance(doc[k], (int, float)) or isinstance(doc[k], bool) or not math.isfinite(doc[k]) or doc[k] < 0:
             c.fail(f"{fld}.{k}", "a non-negative finite number", doc[k])

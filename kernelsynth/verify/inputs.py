@@ -99,8 +99,8 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
 
     * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact); with ``"bits": b``,
       ``x`` rounded to ``b`` significant bits first (as ``bits`` below: products of such values
-      are exact in TF32, so scores widened past float32's ``exp`` range stay exact for an honest
-      tensor-core kernel; redteam_s24 ca_n1);
+      are exact in TF32). A candidate can recognise such inputs (tests/adversarial/redteam_s25
+      ca_b1), so no spec relies on it for a range check;
     * ``{"kind": "shift", "value": c}``: every row (all dims but the last) gets its own offset
       ``c * (1 + U)``, ``U`` uniform in [0, 1) drawn from ``gen``, added along the last dim
       (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row);
