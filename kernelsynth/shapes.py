@@ -89,9 +89,9 @@ def _two_mod_four(name: str, value: int, constraints: Optional[Constraints], up:
     """The value nearest ``value`` (at most it, or with ``up`` at least it) that is ``multiple_of``
     times a number 2 mod 4, within dim ``name``'s constraints; 0 when there is none at most it."""
     m = int((constraints or {}).get(name, {}).get("multiple_of", 1))
-    v = with_residue(max(value, 2 * m if up else value), 2, m, up=up)
-    while v > 0 and fit(name, v, constraints) != v:
-        v = with_residue(v + (4 * m if up else -4 * m), 2, m, up=up) if up else v - 4 * m
+    v = with_residue(max(value, 2 * m) if up else value, 2, m, up=up)
+    while v > 0 and fit(name, v, constraints) != v:  # below a dim's min: the next such value up (or down)
+        v += 4 * m if up else -4 * m
     return max(v, 0)
 
 
