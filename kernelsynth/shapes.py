@@ -136,26 +136,18 @@ def even_shape(shapes: Sequence[Dict[str, int]], seed: int, limit: int,
     rng = random.Random(int.from_bytes(digest[:8], "little"))
     names = list(shapes[0])
     rate = {n: rng.uniform(0.7, 1.0) for n in names}
-    value = _power_of_two if aligned else _two_mod_four
+    nearest = _power_of_two if aligned else _two_mod_four
 
-    def at(t: float) -> Dict[str, int]:
-        return {n: value(n, int(t * rate[n]), constraints) or value(n, 2, constraints, up=True) for n in names}
-    floor = None
+    def value(n: str, target: float, c: Optional[Constraints]) -> int:  # at most the target, else the smallest
+        return nearest(n, int(target), c) or nearest(n, 2, c, up=True)
+
+    def fits(shape: Dict[str, int]) -> bool:
+        return math.prod(shape.values()) <= limit
     for f in ((16, 8, 4, 2) if aligned else range(EVEN_FLOOR, 1, -4)):  # the largest common floor that fits
-        base = {n: value(n, f, constraints, up=True) for n in names}
-        if math.prod(base.values()) <= limit:
-            floor = base
-            break
-    if floor is None:
-        return None
-    best, t = floor, 1.0
-    while t < 2 * limit:
-        t *= 1.05
-        cand = {n: max(floor[n], v) for n, v in at(t).items()}
-        if math.prod(cand.values()) > limit:
-            break
-        best = cand
-    return best
+        floor = {n: nearest(n, f, constraints, up=True) for n in names}
+        if fits(floor):  # then grown at the drawn rates, the largest common scale within the limit
+            return _grow(floor, names, rate, fits, constraints, float(limit), value=value)
+    return None
 
 
 #: A dim is large and ragged when it is at least :data:`LARGE_MIN` and a multiple of none of
@@ -260,15 +252,17 @@ def _joint_value(name: str, target: float, constraints: Optional[Constraints]) -
 
 def _grow(base: Dict[str, int], names: Sequence[str], draw: Mapping[str, float], fits: Callable,
           constraints: Optional[Constraints], start: float,
-          cap: Optional[Mapping[str, int]] = None) -> Optional[Dict[str, int]]:
+          cap: Optional[Mapping[str, int]] = None, value: Optional[Callable] = None) -> Optional[Dict[str, int]]:
     """``base`` with each of ``names`` at the odd value under ``t * draw[name]`` (and under
     ``cap[name]``; never below ``base``) for the largest ``t <= start`` whose shape ``fits``; None
-    when even ``base`` does not."""
+    when even ``base`` does not. ``value(name, target, constraints)``: the value taken for a target
+    (default :func:`_joint_value`, the largest odd one)."""
     t = max(1.0, start)
     cap = cap or {}
+    value = value or _joint_value
     while True:
-        cand = dict(base, **{n: max(base[n], _joint_value(n, max(1.0, min(t * draw[n], cap.get(n, t * draw[n]))),
-                                                          constraints)) for n in names})
+        cand = dict(base, **{n: max(base[n], value(n, max(1.0, min(t * draw[n], cap.get(n, t * draw[n]))),
+                                                   constraints)) for n in names})
         if fits(cand):
             return cand
         if t <= 1.0:

@@ -604,8 +604,7 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
     of their range, for a reference that reduces indices modulo a size), ``{abs: s}`` (every float
     input replaced by ``s |x|``: rows of one sign, as probabilities and attention weights are) or
     ``{bits: b}`` (every float input rounded to nearest with ``b`` significant bits, 2 to 23: with 8,
-    float32 activations upcast from bfloat16), or ``{scale: s, bits: b}`` (rounded to ``b`` bits, then
-    times ``s``: wide values a TF32 product still multiplies exactly) --
+    float32 activations upcast from bfloat16) --
     :func:`kernelsynth.verify.inputs.apply_probe` --, with optional
     ``atol``/``rtol`` factors of the tolerance (default 1), ``dtypes`` (the dtypes it runs in;
     default every dtype: a shift that leaves no random bits in a narrow format, e.g. 1000 in
@@ -622,16 +621,9 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
         fld = f"probes[{i}]"
         c.keys(p, fld, required=(), optional=PROBE_KINDS + ("params", "atol", "rtol", "dtypes", "source"))
         kinds = [k for k in PROBE_KINDS if k in p]
-        if kinds == ["scale", "bits"]:  # a scale of inputs first rounded to ``bits`` significant bits
-            kinds = ["scale"]
         if len(kinds) != 1:
-            c.fail(fld, "exactly one of " + ", ".join(f"{k}:" for k in PROBE_KINDS) + " (scale: may add bits:)", p)
+            c.fail(fld, "exactly one of " + ", ".join(f"{k}:" for k in PROBE_KINDS), p)
         kind = kinds[0]
-        bits = p.get("bits") if kind == "scale" else None
-        if kind == "scale" and "bits" in p and (not isinstance(bits, int) or isinstance(bits, bool)
-                                                  or not 2 <= bits <= 23 or p.get("params")):
-            c.fail(f"{fld}.bits", "an integer number of significant bits from 2 to 23 (8: bfloat16's), not with "
-                   "params (parameter draws are scaled, never rounded)", bits)
         value = p[kind]
         low = None
         if kind == "scale" and isinstance(value, list):  # a ranged scale: a factor drawn per trial
@@ -661,7 +653,7 @@ def _probes(c: "_Checker", doc, comparison: str) -> List[Dict[str, Any]]:
         out.append({"kind": kind, "value": float(value), "params": bool(p.get("params", False)),
                     "atol": float(p.get("atol", 1.0)), "rtol": float(p.get("rtol", 1.0)),
                     "source": str(p.get("source", "")), **({"dtypes": list(dts)} if dts else {}),
-                    **({"low": low} if low is not None else {}), **({"bits": bits} if bits is not None else {})})
+                    **({"low": low} if low is not None else {})})
     return out
 
 

@@ -97,10 +97,7 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
     input transformed by ``probe`` (a normalised entry of the spec's ``probes:``,
     :func:`kernelsynth.spec.load_spec`), computed in float64 and rounded once to the input's dtype:
 
-    * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact); with ``"bits": b``,
-      ``x`` rounded to ``b`` significant bits first (as ``bits`` below: products of such values
-      are exact in TF32). A candidate can recognise such inputs (tests/adversarial/redteam_s25
-      ca_b1), so no spec relies on it for a range check;
+    * ``{"kind": "scale", "value": s}``: ``x * s`` (a power of two is exact);
     * ``{"kind": "shift", "value": c}``: every row (all dims but the last) gets its own offset
       ``c * (1 + U)``, ``U`` uniform in [0, 1) drawn from ``gen``, added along the last dim
       (softmax- and norm-like tasks are invariant to it row by row; a one-dim input is one row);
@@ -142,7 +139,7 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
         kind, value = probe["kind"], float(probe["value"] if scale is None else scale)
         rows = tuple(x.shape[:-1]) if x.dim() > 1 else ()
         if kind == "scale":
-            y = (_rounded_to_bits(x.double(), probe["bits"]) if probe.get("bits") else x.double()) * value
+            y = x.double() * value
         elif kind == "abs":  # rows of one sign (probabilities, attention weights): redteam_s24 cu_v1
             y = x.double().abs() * value
         elif kind == "bits":  # values with ``value`` significant bits (8: upcast bfloat16): redteam_s24 ge_b1
@@ -228,8 +225,7 @@ def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:
     large ``x``: the honest float32 gelu_tanh v0 and v1 had 7.7-8.7 % of their outputs with float16's
     mantissa against the rounded reference's 5.3 %, session 24), while the cheat it exists for
     (redteam_s24 ge_b1, bfloat16 arithmetic) leaves the tolerance. Worker and oracle decide alike."""
-    return not (probe and (probe["kind"] in ("mask", "bits") or "bits" in probe
-                           or (probe["kind"] == "scale" and "low" in probe)))
+    return not (probe and (probe["kind"] in ("mask", "bits") or (probe["kind"] == "scale" and "low" in probe)))
 
 
 def probe_tolerance(tol: Optional[Dict[str, float]], probe: Dict[str, Any]) -> Optional[Dict[str, float]]:

@@ -154,9 +154,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
             pristine = [x.clone() for x in inputs]
             where = f"shape {label}, trial {t}" + (f" (input-range probe: {probe['kind']} "
                                                    + (f"{probe['low']:g}-" if "low" in probe else "")
-                                                   + f"{probe['value']:g}"
-                                                   + (f" of {probe['bits']}-bit values" if "bits" in probe else "")
-                                                   + ")" if probe else "")
+                                                   + f"{probe['value']:g})" if probe else "")
             try:
                 out = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, policy.census)
                 if policy.audit is not None:  # every trial, for the independent check (kernelsynth/audit.py)
