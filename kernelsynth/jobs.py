@@ -395,14 +395,16 @@ def evaluate(p: JobRequest) -> EvaluateResult:
             started = time.perf_counter()
             is_own = None if backend is None else backend.own_kernels(mod, cand, modules_before)
             out.update(_time(*models_for(p.timing_shape, "timed", 0, 0), ref_mod, p, policy, is_own, big.out_dtype,
-                             profiled, models_for=models_for))
+                             profiled, models_for=models_for,
+                             out_strides=big.out_strides.get(shape_label(p.timing_shape))))
             out.timing_s = time.perf_counter() - started
         else:
             reports += [r for r in [check_small_groups(reports)] if r is not None]  # rule 23's pool
             _settle(reports, policy)
             _released(reports, trusted)
             if census is not None:  # one call under torch.profiler (the GPU's runs with the kernel census)
-                _profiled_call(models_for, ref_mod, p, policy, profiled, rep.out_dtype)
+                _profiled_call(models_for, ref_mod, p, policy, profiled, rep.out_dtype,
+                               rep.out_strides.get(shape_label(p.verify_shapes[-1])))
         out.update(_precision_columns(reports))
     except VerificationFailure as e:
         out.verdict, out.reason = "rejected", f"wrong output: {e}"
@@ -442,12 +444,14 @@ def evaluate(p: JobRequest) -> EvaluateResult:
 NO_OWN_KERNEL = "(no kernel of its own)"
 
 
-def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, profiled: set, out_dtype) -> None:
+def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, profiled: set, out_dtype,
+                   out_strides: Optional[tuple] = None) -> None:
     """One more call of the candidate, on the last listed shape with fresh inputs and parameters
     (group ``census``), under ``torch.profiler`` (:func:`kernelsynth.verify.census.profiled_ops`):
     its operators go into ``profiled`` (they are seen whatever the Python dispatch key, where the
     dispatch mode's census is not). Its output must match the reference (``out_dtype``: the
-    expected output dtype); a thread started in it fails it (rule 11)."""
+    expected output dtype, ``out_strides`` the reference's strides at the dtype under test on that
+    shape); a thread started in it fails it (rule 11)."""
     shape, si = p.verify_shapes[-1], len(p.verify_shapes) - 1
     model, ref_model = models_for(shape, "census", si, 0)
     inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, 0, trial_seed(p.seed, "census"), policy.dtype,
@@ -456,13 +460,13 @@ def _profiled_call(models_for, ref_mod, p: JobRequest, policy: VerifyPolicy, pro
     got, ops = profiled_ops(model, inputs, policy.device)  # a thread started in the call fails it
     try:
         ref = run_reference(ref_model, [x.clone() for x in pristine], p.comparison, policy.dtype, policy.memo)
-        compare(got, ref, p.comparison, policy.tol, out_dtype)
+        compare(got, ref, p.comparison, policy.tol, out_dtype, out_strides)
         _unverified_precision(ref_model, p, policy, shape, memo=policy.memo)(got, pristine, ref)  # rule 15's checks
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the profiled call (census): {e}") from None
     profiled.update(ops)
     gen = torch.Generator(device=policy.device).manual_seed(trial_seed(p.seed, "unwatched"))
-    _unwatched_scale_probes(model, ref_model, p, policy, pristine, gen, out_dtype, where="the last listed shape",
+    _unwatched_scale_probes(model, ref_model, p, policy, pristine, gen, out_dtype, out_strides, where="the last listed shape",
                             models_for=models_for, shape=shape, si=si, memo=policy.memo)
 
 
@@ -641,7 +645,8 @@ def _unverified_precision(ref_model, p: JobRequest, policy: VerifyPolicy, shape=
 
 
 def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own=None,
-          out_dtype=None, profiled: Optional[set] = None, models_for=None) -> Dict[str, Any]:
+          out_dtype=None, profiled: Optional[set] = None, models_for=None,
+          out_strides: Optional[tuple] = None) -> Dict[str, Any]:
     """Time the model at the timing shape, then check the output of the last timed call and of one
     earlier timed call at an index drawn from the seed (3 to 42: inside do_bench's loop, so a
     candidate that detects the benchmark and then does less work is caught even if it is right
@@ -665,7 +670,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     on a GPU one more call then runs under ``torch.profiler``
     (:func:`kernelsynth.verify.census.kernel_census`; its output is checked too) and
     ``foreign_kernels`` lists the kernels of library operators or of no own code (rule 14).
-    ``out_dtype``: the expected output dtype (the timing-shape verification's). ``profiled``: a
+    ``out_dtype``: the expected output dtype and ``out_strides`` the reference's strides at the dtype
+    under test (the timing-shape verification's). ``profiled``: a
     set receiving the CPU operators the profiled call recorded (rule 14)."""
     dtype, device = policy.dtype, policy.device
     gen = torch.Generator(device=device).manual_seed(trial_seed(p.seed, "timing"))
@@ -712,13 +718,13 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     try:
         if policy.threads_before is not None:
             check_no_new_threads(policy.threads_before)
-        compare(last[0], ref, p.comparison, policy.tol, out_dtype)
+        compare(last[0], ref, p.comparison, policy.tol, out_dtype, out_strides)
         terms = precision(last[0], shadow, ref)
     except VerificationFailure as e:
         raise VerificationFailure(f"output of the last timed call: {e}") from None
     if probe["out"] is not None or probe["n"] >= probe["at"]:
         try:
-            compare(probe["out"], probe_ref, p.comparison, policy.tol, out_dtype)
+            compare(probe["out"], probe_ref, p.comparison, policy.tol, out_dtype, out_strides)
             precision(probe["out"], probe["state"], probe_ref)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of timed call {probe['at']} (of {probe['n']}, one element and a small "
@@ -729,7 +735,7 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
         census_inputs = [x.clone() for x in shadow]  # the inputs as the last timed call had them
         got, foreign = kernel_census(model, census_inputs, device, is_own, p.reference_ops or [], profiled)
         try:
-            compare(got, ref, p.comparison, policy.tol, out_dtype)
+            compare(got, ref, p.comparison, policy.tol, out_dtype, out_strides)
             precision(got, census_inputs, ref, terms)
         except VerificationFailure as e:
             raise VerificationFailure(f"output of the profiled call (kernel census): {e}") from None
@@ -737,12 +743,12 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
             check_integrity(policy.guard)
         res["foreign_kernels"] = None if foreign is None else (",".join(foreign) or None)
         res["kernel_census"] = foreign is not None
-    _unwatched_scale_probes(model, ref_model, p, policy, shadow, gen, out_dtype, models_for=models_for,
+    _unwatched_scale_probes(model, ref_model, p, policy, shadow, gen, out_dtype, out_strides, models_for=models_for,
                             shape=p.timing_shape)
     return res
 
 
-def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolicy, inputs, gen, out_dtype,
+def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolicy, inputs, gen, out_dtype, out_strides=None,
                             where: str = "the timing shape", models_for=None, shape=None, si: int = 0,
                             memo=None) -> None:
     """Each fixed ``scale`` probe of the spec (VERIFICATION.md rule 24) once more at the timing
@@ -771,7 +777,7 @@ def _unwatched_scale_probes(model, ref_model, p: JobRequest, policy: VerifyPolic
             out = cand(*scaled)
             ref = run_reference(reference, pristine, p.comparison, policy.dtype, memo)
         try:
-            compare(out, ref, p.comparison, probe_tolerance(policy.tol, probe), out_dtype)
+            compare(out, ref, p.comparison, probe_tolerance(policy.tol, probe), out_dtype, out_strides)
         except VerificationFailure as e:
             what = "the inputs and parameters" if probe.get("params") else "the inputs"
             raise VerificationFailure(f"an unverified call at {where} with {what} times "

@@ -486,3 +486,35 @@ def test_rmsnorm_residual_tolerance_admits_eager_bfloat16_on_a_long_thin_shape()
     compare(eager, y64, "allclose", tol, torch.bfloat16)
     with pytest.raises(VerificationFailure):  # a weight or statistic 6 % off still fails
         compare((y64 * (1 + 2.0 ** -4)).to(torch.bfloat16), y64, "allclose", tol, torch.bfloat16)
+
+
+def test_lower_format_admits_outputs_the_honest_tf32_emulation_shares():
+    """Session 26 (H100): the honest TF32 flash kernels of causal_attention were rejected by the
+    lower-format statistic on the GPU plan's one-key shapes (S = 1): each output is v rounded to
+    TF32, whose mantissa is float16's, where the float64 reference's outputs are v itself. The
+    bound takes the honest computations' own fraction too; a float16 store of a long row still fails."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "specs" / "causal_attention" / "reference.py"
+    mod_spec = importlib.util.spec_from_file_location("_ca_reference", path)
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    model = mod.Model().eval()
+    gen = torch.Generator().manual_seed(3)
+    one = mod.get_inputs({"B": 4, "H": 2, "S": 1}, torch.float32, "cpu", gen)
+    ref = run_reference(model, [x.clone() for x in one], "allclose", torch.float32)
+    terms = HonestReferences("tf32", torch.float32).terms(model, one, ref)
+    tf32_v = truncate_mantissa(one[2], 10)  # what a TF32 p @ v gives for p = 1
+    st = _meter_verdict(tf32_v, ref, terms)
+    assert isinstance(st, dict), st
+    assert st["low"] == 1.0 and st["ref_low"] == 1.0  # the honest emulation's fraction, not ref64's 2^-13
+    # a long causal row: outputs mix many keys, the honest fraction stays small and float16 shows
+    rows = mod.get_inputs({"B": 1, "H": 2, "S": 64}, torch.float32, "cpu", gen)
+    ref = run_reference(model, [x.clone() for x in rows], "allclose", torch.float32)
+    terms = HonestReferences("tf32", torch.float32).terms(model, rows, ref)
+    good = ref.float()
+    ok = _meter_verdict(good, ref, terms)
+    assert isinstance(ok, dict) and ok["ref_low"] < 0.05, ok
+    msg = _meter_verdict(good.half().float(), ref, terms)
+    assert isinstance(msg, str) and "output rounded to a lower format" in msg, msg

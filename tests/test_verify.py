@@ -325,3 +325,39 @@ def test_nonfinite_outputs_must_be_nonfinite_where_the_reference_is_and_infiniti
         compare(torch.tensor([float("inf"), float("nan")]), nan_ref, "allclose", tol, torch.float32)
     with pytest.raises(VerificationFailure, match="Inf where the reference has none"):
         compare(torch.tensor([[0.0, float("-inf"), 7.0]]), ref, "allclose", tol, torch.float32)
+
+
+class _PathByDtype(torch.nn.Module):
+    """Like PyTorch's SDPA: float64 takes a contiguous path, float32 returns the same values in a
+    transposed layout (the memory-efficient kernel's (B, S, H, D) memory for a (B, H, S, D) result)."""
+
+    def forward(self, x):
+        y = torch.softmax(x, dim=-1)
+        return y if x.dtype == torch.float64 else y.t().contiguous().t()
+
+
+def test_the_reference_s_own_layout_at_the_dtype_under_test_passes_and_others_do_not():
+    """Session 26 (H100): the eager and torch.compile baselines of causal_attention float32 were
+    rejected by the layout rule: the float64 reference (SDPA's math path) is contiguous, the float32
+    one on the GPU is not. The reference's strides at the dtype under test are accepted too; a
+    contiguous output still passes, a third layout still fails."""
+    shapes = [{"M": 3, "N": 50}, {"M": 7, "N": 9}]
+    policy = VerifyPolicy(dtype=torch.float32, device=torch.device("cpu"), seed=0, comparison="allclose",
+                          tol={"atol": 1e-5, "rtol": 1e-5})
+    rep = verify(_PathByDtype(), _PathByDtype(), SOFTMAX_REF.get_inputs, shapes, policy, trials=2)
+    assert rep.out_strides == {"3x50": (1, 3), "7x9": (1, 7)}
+    assert verify(SOFTMAX_REF.Model(), _PathByDtype(), SOFTMAX_REF.get_inputs, shapes, policy, trials=2).trials == 4
+
+    class Strided(torch.nn.Module):  # every other column of a wider buffer: neither layout
+        def forward(self, x):
+            buf = torch.empty(x.shape[0], 2 * x.shape[1])
+            buf[:, ::2] = torch.softmax(x, dim=-1)
+            return buf[:, ::2]
+
+    with pytest.raises(VerificationFailure, match=r"not contiguous; the reference's are \(50, 1\) or, at the "
+                                                  r"dtype under test, \(1, 3\) \(layout rule\)"):
+        verify(Strided(), _PathByDtype(), SOFTMAX_REF.get_inputs, shapes, policy, trials=2)
+    # without the job dtype's strides (an exact comparison, or an older caller) the rule is as before
+    with pytest.raises(VerificationFailure, match=r"not contiguous.*layout rule"):
+        compare(_PathByDtype()(torch.randn(3, 50)), torch.zeros(3, 50, dtype=torch.float64), "allclose",
+                {"atol": 1e-5, "rtol": 1e-5}, torch.float32)

@@ -84,8 +84,11 @@ class VerificationReport:
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
     out_dtype: Optional[torch.dtype] = None
+    #: the strides of the reference's output at the dtype under test, per shape label (``allclose``:
+    #: a layout accepted besides the float64 reference's, :func:`~kernelsynth.verify.comparison.layout_mismatch`)
+    out_strides: Dict[str, Optional[tuple]] = field(default_factory=dict)
     precision: Dict[str, Optional[float]] = field(default_factory=dict)
-    #: ``(where, output, reference, dtype, tol)`` of each shape's last trial (:func:`recheck_after_settling`)
+    #: ``(where, output, reference, dtype, tol, strides)`` of each shape's last trial (:func:`recheck_after_settling`)
     retained: List[tuple] = field(default_factory=list)
     #: the group's pooled precision sums (a group under MIN_ELEMENTS joins the job's pool of small
     #: groups: :func:`check_small_groups`)
@@ -123,7 +126,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
     threads_before = None
     if policy.check_threads:
         threads_before = policy.threads_before if policy.threads_before is not None else thread_ids()
-    retained = []  # (where, output, reference, dtype) of each shape's last trial, compared again at the end
+    retained = []  # (where, output, reference, dtype, tol, strides) of each shape's last trial, compared again at the end
     comparison, device = policy.comparison, policy.device
     tol = probe_tolerance(policy.tol, probe) if probe else policy.tol
     slack_factor = float(probe.get("rtol", 1.0)) if probe else 1.0
@@ -165,7 +168,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     ref = run_reference(ref_model, pristine, comparison, policy.dtype, policy.memo)  # one fingerprint
                     terms = honest.terms(ref_model, pristine, ref, policy.memo) if honest is not None else {"dtype": ref.dtype}
                 report.out_dtype = terms["dtype"]
-                errs = compare(out, ref, comparison, tol, terms["dtype"])
+                strides = report.out_strides[label] = terms.get("strides")
+                errs = compare(out, ref, comparison, tol, terms["dtype"], strides)
                 # as checked: before any later call. The shape's last call needs no fingerprint (no call of
                 # the candidate comes between it and check_kept_outputs; its output is retained for the
                 # settle re-check, which covers the later shapes' calls): on the one-call shapes (derived,
@@ -174,7 +178,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 kept.append((where, out, output_fingerprint(out) if more else None))
                 if warm is not None:
                     try:
-                        compare(warm[0], warm[1], comparison, tol, terms["dtype"])
+                        compare(warm[0], warm[1], comparison, tol, terms["dtype"], strides)
                     except VerificationFailure as e:
                         raise VerificationFailure(f"the call on ordinary inputs before the probe: {e}") from None
                     warm = None
@@ -188,13 +192,13 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                                 t2 = honest.terms(_m, ins, r, policy.memo)
                             meter.add(o, r, t2, slack=policy.slack(_s, slack_factor))
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
-                                                    policy, threads_before, out_dtype=terms["dtype"],
+                                                    policy, threads_before, out_dtype=terms["dtype"], out_strides=strides,
                                                     last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
                                                     exchange=si == extra, rounds=len(shapes) // 2, metered=metered)
                 else:
                     latest = out
                 if t == trials - 1:
-                    retained.append((where, out, ref, terms["dtype"], tol))
+                    retained.append((where, out, ref, terms["dtype"], tol, strides))
                 elif type(latest) is torch.Tensor:
                     earlier = (latest, latest.detach().clone())
                 if latest is not out:
@@ -277,7 +281,8 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
     """Pause ``settle_s``, synchronise, and compare every retained output with its reference again:
     an output changed by work that landed after its checks (a thread, a stream, a delayed copy)
     fails. Also fails when a thread the candidate started is still alive. An entry's own tolerance
-    (its fifth item: a probe's) wins over ``tol``."""
+    (its fifth item: a probe's) wins over ``tol``; its sixth, the reference's strides at the dtype
+    under test, is accepted as :func:`verify`'s comparison accepted it."""
     if not retained:
         return
     time.sleep(settle_s)
@@ -287,7 +292,7 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
         check_no_new_threads(threads_before)
     for where, out, ref, dtype, *own in retained:
         try:
-            compare(out, ref, comparison, own[0] if own else tol, dtype)
+            compare(out, ref, comparison, own[0] if own else tol, dtype, own[1] if len(own) > 1 else None)
         except VerificationFailure as e:
             raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
                                       f"after the call returned): {e}") from None
@@ -295,7 +300,8 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
 
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
-                           out_dtype: Optional[torch.dtype] = None, last_only: bool = False, nudge: bool = True,
+                           out_dtype: Optional[torch.dtype] = None, out_strides: Optional[tuple] = None,
+                           last_only: bool = False, nudge: bool = True,
                            which: Optional[int] = None, exchange: bool = False, rounds: Optional[int] = None,
                            metered: Optional[Callable] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
@@ -304,7 +310,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     ``pristine``: untouched copies of the trial's inputs; ``out``/``ref``: the trial's output and
     reference output; ``gen``: the trial's generator (draws the fresh values); ``threads_before``:
     the thread snapshot :func:`verify` checks against (None: no thread check); ``out_dtype``: the
-    expected output dtype (:func:`~kernelsynth.verify.comparison.compare`).
+    expected output dtype and ``out_strides`` the reference's strides at the dtype under test
+    (:func:`~kernelsynth.verify.comparison.compare`).
 
     1. A second call on a copy of the same input (the tensors steps 2-3 overwrite) must give the
        bits of the first output (a snapshot of it, so a candidate that reuses one output buffer
@@ -362,7 +369,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         described = "bitwise" if bound is None else f"within atol={bound['atol']}, rtol={bound['rtol']}"
         raise VerificationFailure(f"not deterministic ({described}): a second call on the same input gave a "
                                   "different output")
-    compare(again, ref, comparison, tol, out_dtype)
+    compare(again, ref, comparison, tol, out_dtype, out_strides)
     if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
         raise VerificationFailure("the first output changed after it was returned (a later call or "
                                   "background work wrote into it)")
@@ -377,7 +384,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     ref2 = run_reference(ref_model, refreshed, comparison, policy.dtype, policy.memo)
     try:
-        compare(out2, ref2, comparison, tol, out_dtype)
+        compare(out2, ref2, comparison, tol, out_dtype, out_strides)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
     if metered is not None:  # its precision too: the first call on an input tensor the candidate has seen
@@ -423,7 +430,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         changed = [x.clone() for x in inputs]
         latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
         try:
-            compare(latest, run_reference(ref_model, changed, comparison, policy.dtype, policy.memo), comparison, tol, out_dtype)
+            compare(latest, run_reference(ref_model, changed, comparison, policy.dtype, policy.memo), comparison, tol,
+                    out_dtype, out_strides)
         except VerificationFailure as e:
             raise VerificationFailure(f"stale answer: {what}, {e}") from None
         check_earlier_output(previous, latest)
