@@ -19,7 +19,8 @@
 #       (the tasks start together, each with its own limit; the GPU's lock lets one job at a time
 #       use the GPU, so only the workers' start-up and compiles overlap)
 # Settings that keep a run short: 1 verification trial per shape (the protocol's other checks all
-# run), one timing repeat, do_bench 10 ms warm-up / 30 ms repetitions, no ncu profile. The ceilings
+# run), one timing repeat, do_bench 10 ms warm-up / 30 ms repetitions, no ncu profile (PROFILE=true: the
+# engine's profile step, ncu on the fastest config of each version and baseline). The ceilings
 # are measured once (cached in $KERNELSYNTH_CACHE) and shared by every task. A task stopped by its
 # limit keeps the observations it had written (the summary reads them) and is named in the log.
 set -u
@@ -37,7 +38,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gp
 one() {  # task limit
   local t=$1 limit=$2 t0=$(date +%s)
   timeout -k 5 "$limit" python3 -m kernelsynth task="$t" hw=${HW:-h200} exploration.trials=1 exploration.timing_repeats=1 \
-    exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=false exploration.progress=false \
+    exploration.warmup_ms=10 exploration.rep_ms=30 exploration.profile=${PROFILE:-false} exploration.progress=false \
     hydra.run.dir="$RUNS/$t" ${EXTRA:-} > "$RUNS/logs/$t.log" 2>&1
   local rc=$?
   echo "$t: rc=$rc $(( $(date +%s) - t0 )) s (limit $limit s)$([ $rc -eq 124 ] && echo ', stopped by the limit: partial')" \
