@@ -12,8 +12,9 @@ dataset). Only verified and timed rows count as latencies.
 Per (task, dtype), one markdown row: the best version (lowest median ms over its accepted configs,
 v1 and later; v0 when nothing beats it), its config and latency, speedup vs v0, vs eager and vs
 torch.compile (ratios of medians), % of the measured copy ceiling when the task is memory-bound
-or % of the measured matmul ceiling when compute-bound (the bound whose floor -- bytes / copy
-bandwidth or flops / matmul rate, kernelsynth/ceilings.py -- is the larger), and whether every
+or % of the measured bf16 matmul ceiling when compute-bound (the bound whose floor -- bytes / copy
+bandwidth or flops / matmul rate, kernelsynth/ceilings.py -- is the larger; bf16's is the only matmul
+ceiling measured, so a float32 TF32 task is held to it too), and whether every
 observation of the task and dtype was accepted (``all correct``: n accepted / n verified; a
 rejected config of any version shows here).
 
@@ -136,7 +137,7 @@ def markdown(summary: List[dict]) -> str:
              "| % of ceiling | all correct |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         cfg = ", ".join(f"{k}={v}" for k, v in json.loads(s["config"]).items()) if s["config"] else "-"
-        ceiling = "-" if s["pct"] is None else f"{s['pct']:.1f}% {'matmul' if s['bound'] == 'compute' else 'copy'}"
+        ceiling = "-" if s["pct"] is None else f"{s['pct']:.1f}% {'bf16 matmul' if s['bound'] == 'compute' else 'copy'}"
         correct = ("yes" if s["n_accepted"] == s["n_verified"] else "no") + f" ({s['n_accepted']}/{s['n_verified']})"
         lines.append(f"| {s['task']} | {s['dtype']} | {s['bound']} | {s['best'] or '-'} {s['best_name'] or ''} | {cfg} "
                      f"| {_f(s['ms'], '.4f')} | {_f(s['x_v0'], '.2f')} | {_f(s['x_eager'], '.2f')} "
@@ -150,7 +151,7 @@ def readme_lines(summary: List[dict]) -> str:
     for task in sorted({s["task"] for s in summary}):
         cells = []
         for s in (s for s in summary if s["task"] == task and s["ms"] is not None):
-            what = "matmul" if s["bound"] == "compute" else "copy"
+            what = "bf16 matmul" if s["bound"] == "compute" else "copy"  # the one matmul ceiling measured
             cells.append(f"{s['best']} {s['dtype']}: {_f(s['x_v0'], '.2f')}x v0, {_f(s['x_compile'], '.2f')}x "
                          f"torch.compile, {_f(s['pct'], '.0f')}% of the {what} ceiling")
         out.append(f"`{task}` | " + ("; ".join(cells) if cells else "not measured"))

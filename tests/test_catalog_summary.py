@@ -50,7 +50,7 @@ def test_summary_picks_the_best_config_and_reports_ratios_bound_and_ceiling_shar
     assert t["not_all_correct"] == ["mem/bfloat16"]
     table = cs.markdown([mem, mm])
     assert "| mem | bfloat16 | memory | v1 v1_name | BLOCK=1024 | 1.2500 | 3.20 | 2.00 | 0.80 | 80.0% copy | no (6/7) |" in table
-    assert "`mm` | v1 bfloat16: 2.00x v0, 1.20x torch.compile, 100% of the matmul ceiling" in cs.readme_lines([mem, mm])
+    assert "`mm` | v1 bfloat16: 2.00x v0, 1.20x torch.compile, 100% of the bf16 matmul ceiling" in cs.readme_lines([mem, mm])
 
 
 def test_main_reads_a_finished_run_and_a_stopped_one(tmp_path, capsys):
