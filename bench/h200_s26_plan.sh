@@ -5,7 +5,7 @@
 # PLAN: "task:seconds:dtype[:profile]" entries, run in order through bench/h200_catalog.sh into one RUNS
 # directory (so the last summary, catalog.md, covers every task); an entry is cut to what is left of
 # END_S and skipped under 60 s; ":profile" turns the engine's ncu profile step on for that task (its
-# budget PROFILE_S, default 90 s, inside the task's seconds). $OUT gets catalog.md, status.txt,
+# budget PROFILE_S, default 90 s, inside the task's seconds); PLAN_EXTRA: more overrides for every entry. $OUT gets catalog.md, status.txt,
 # logs.tar.gz, runs.tar.gz, gpu.txt. V8_S=150 on an H200: bench/conv_v8_probe.py first, in V8_S seconds (v8.txt). The default PLAN is the first session-26 call (after its fixes):
 # causal_attention float32 (honest TF32 v1/v2 and the SDPA baselines were falsely rejected before),
 # depthwise_conv2d bfloat16 (never measured on a GPU), layernorm bfloat16 (not reached in session 25).
@@ -25,7 +25,7 @@ for entry in ${PLAN:-causal_attention:200:float32 depthwise_conv2d:150:bfloat16 
   IFS=: read -r task secs dtype prof <<< "$entry"
   L=$(( $(left) - 25 )); [ "$L" -gt "$secs" ] && L=$secs
   if [ "$L" -lt 60 ]; then echo "$task $dtype: not run ($(left) s left)" >> "$FINAL/status.txt"; continue; fi
-  extra="task.dtypes=[$dtype]"; profile=false
+  extra="task.dtypes=[$dtype] ${PLAN_EXTRA:-}"; profile=false
   [ "${prof:-}" = profile ] && profile=true && extra="$extra exploration.profile_budget_s=${PROFILE_S:-90}"
   TASKS="$task:$L" TOTAL_S=$(( L + 25 )) EXTRA="$extra" PROFILE=$profile bash bench/h200_catalog.sh \
     > "/tmp/s26_$task.log" 2>&1
