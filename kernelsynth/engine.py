@@ -146,7 +146,7 @@ def run(cfg: DictConfig, run_dir: Path, console=None, publish: bool = True, hidd
     published = publish_error = None
     try:
         if publish:  # a multirun job leaves it to the merge (kernelsynth/merge.py)
-            published = stages["publish"].run(dataset_dir)
+            published = stages["publish"].run(dataset_dir, records=sum(t["accepted"] for t in trajectories))
     except PublishError as e:  # the dataset is kept; run.json and the summary still follow
         publish_error = str(e)
     wall = time.perf_counter() - start

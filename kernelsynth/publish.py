@@ -34,8 +34,13 @@ class NoPublish:
     def check(self) -> None:
         pass
 
-    def run(self, dataset_dir: Path) -> Optional[str]:
-        log.info("dataset kept at %s (publish=hub publish.repo_id=org/name pushes it)", dataset_dir)
+    def run(self, dataset_dir: Path, records: Optional[int] = None) -> Optional[str]:
+        """Log where the dataset stays; with ``records`` 0, without the hint to publish it (an empty
+        dataset is nothing to push)."""
+        if records == 0:
+            log.info("dataset kept at %s (no records)", dataset_dir)
+        else:
+            log.info("dataset kept at %s (publish=hub publish.repo_id=org/name pushes it)", dataset_dir)
         return None
 
 
@@ -45,7 +50,9 @@ def check_hub(repo_id: Optional[str]) -> None:
     from huggingface_hub import get_token
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-    if not repo_id or repo_id.count("/") != 1:
+    if not repo_id:
+        raise UserError("publish: publish.repo_id is not set (publish=hub publish.repo_id=org/name)")
+    if repo_id.count("/") != 1:
         raise UserError(f"publish: repo id {repo_id!r} is not of the form org/name (publish.repo_id=org/name)")
     try:
         validate_repo_id(repo_id)
@@ -83,5 +90,7 @@ class HubPublisher:
     def check(self) -> None:
         check_hub(self.repo_id)
 
-    def run(self, dataset_dir: Path) -> Optional[str]:
+    def run(self, dataset_dir: Path, records: Optional[int] = None) -> Optional[str]:
+        """Push ``dataset_dir`` (``records``: its record count, unused: an empty dataset is pushed too,
+        as asked). Returns the repo URL."""
         return push(dataset_dir, self.repo_id, self.private, self.commit_message)

@@ -114,7 +114,8 @@ FIELD_DOCS = {
                   "% of peak, achieved occupancy, L2 hit rate, registers, local-memory instructions, top stalls)",
     "trajectory_text": "Real Trajectory: the versions as prose, every number from the observations",
     "answer": "Real Answer: the final kernel and its measured result",
-    "answer_code": "source of the final (fastest verified) kernel",
+    "answer_code": "source of the final kernel: the fastest verified version on a GPU; on the CPU interpreter "
+                   "(no timings) the ladder's last verified version",
     "why": "why this case demonstrates the capability",
     "metrics": "headline numbers: latencies (ms) of eager, torch.compile, v0 and the best version; speedups; GB/s; "
                "the best version's ncu DRAM/SM/tensor-pipe % of peak and achieved occupancy",

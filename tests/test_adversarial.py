@@ -348,7 +348,8 @@ DILUTED_CASES = {
     # and parameter changes of session 6) the pooled RMS itself
     "dilute_rows": r"precision below the declared policy tf32: .* \(precision rule(, tail)?\)",
     "dilute_heavy": r"precision below the declared policy tf32: .* \(precision rule, tail\)",
-    "rt_p2": r"output rounded to a lower format: 100\.00% .*\(precision rule, lower format\)",
+    # every output but those an honest computation also has in float16's mantissa (session 26: 99.86 %)
+    "rt_p2": r"output rounded to a lower format: (99\.[5-9]\d|100\.00)% .*\(precision rule, lower format\)",
     "low_even": r"output rounded to a lower format: .*\(precision rule, lower format\)",
     "low_large": r"output rounded to a lower format: .*\(precision rule, lower format\)",
 }

@@ -361,3 +361,17 @@ def test_the_reference_s_own_layout_at_the_dtype_under_test_passes_and_others_do
     with pytest.raises(VerificationFailure, match=r"not contiguous.*layout rule"):
         compare(_PathByDtype()(torch.randn(3, 50)), torch.zeros(3, 50, dtype=torch.float64), "allclose",
                 {"atol": 1e-5, "rtol": 1e-5}, torch.float32)
+
+
+def test_a_nan_payload_mismatch_names_the_bits():
+    """Session 26 (a new user's run of the README's screening example): honest/gather.py is rejected in
+    bfloat16 on the CPU, where torch.gather canonicalises NaN payloads, and the reason said "got nan,
+    expected nan". Values that print alike now carry their bits."""
+    x = torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.bfloat16)
+    x.view(torch.int16)[0, 0] = 0x7F81  # a NaN with a payload, as rule 8's special values plant
+    got = torch.gather(x, 1, torch.tensor([[0, 1, 2]]))
+    ref = x.clone()
+    if torch.equal(got.view(torch.int16), ref.view(torch.int16)):
+        got.view(torch.int16)[0, 0] = 0x7FC0  # a build whose gather keeps payloads: the same mismatch by hand
+    with pytest.raises(VerificationFailure, match=r"got nan \(0x[0-9a-f]{4}\), expected nan \(0x7f81\)"):
+        compare(got, ref, "exact", None)

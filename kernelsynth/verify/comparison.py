@@ -39,10 +39,18 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def describe_mismatch(out: torch.Tensor, ref: torch.Tensor, bad: torch.Tensor) -> str:
+    """``"<n> of <total> elements differ; first at <index>: got <value>, expected <value>"``; when the
+    two values print alike (NaNs of different payloads, as torch.gather's CPU kernel gives for a
+    bfloat16 NaN), their bits in hex follow each (``got nan (0xffff), expected nan (0x7f81)``)."""
     n_bad = int(bad.sum())
     idx = tuple(int(i) for i in bad.nonzero()[0])
-    return (f"{n_bad} of {bad.numel()} elements differ; first at {idx}: "
-            f"got {out[idx].item()!r}, expected {ref[idx].item()!r}")
+    got, want = out[idx].item(), ref[idx].item()
+    text = f"got {got!r}, expected {want!r}"
+    if repr(got) == repr(want) and out.dtype == ref.dtype and out.dtype.is_floating_point:
+        width = 2 * _T.element_size(out)
+        g, w = (int(_bits(t[idx].reshape(1))[0]) & ((1 << (4 * width)) - 1) for t in (out, ref))
+        text = f"got {got!r} (0x{g:0{width}x}), expected {want!r} (0x{w:0{width}x})"
+    return f"{n_bad} of {bad.numel()} elements differ; first at {idx}: {text}"
 
 
 def autograd_mismatch(requires_grad: bool, has_grad_fn: bool, ref_requires_grad: bool = False,

@@ -62,14 +62,16 @@ precision (a pooled RMS over a group is: bfloat16 on 1/8 of the outputs raises i
 * **lower format**: for float32 (float64) outputs, the fraction of finite, nonzero, normal
   outputs whose low 13 (29) mantissa bits are zero -- exactly representable with float16's
   (float32's) mantissa, as after a float16 or bfloat16 store -- must be at most the reference's
-  own fraction ``+ LOW_SLACK``: the largest, per trial, of the float64 reference rounded to the
-  output dtype and the honest computations' outputs. One rounding to float16 is below every error
-  bound (2^-11 relative); its bits are not. Outputs that are inputs or small integers have the
-  reference's fraction too, and outputs that are one operand rounded by the policy have the
-  honest emulation's: under ``tf32`` (float16's 10-bit mantissa) an attention row over one key is
-  ``v`` rounded to TF32, so the honest TF32 v1/v2 of causal_attention had 35 % such outputs over
-  the GPU plan's derived shapes against the float64 reference's 0.01 % (session 26, H100:
-  falsely rejected until the honest fraction counted).
+  own fraction (the float64 reference rounded to the output dtype) ``+ LOW_SLACK``. An output
+  element is not counted where an honest computation's output (the reference at the job dtype,
+  the policy's emulation) is in the lower format too: under ``tf32`` (float16's 10-bit mantissa)
+  an attention row over one key is ``v`` rounded to TF32, so the honest TF32 v1/v2 of
+  causal_attention had 35 % such outputs over the GPU plan's derived shapes against the float64
+  reference's 0.01 % (session 26, H100: falsely rejected). Excluded element by element, not by
+  raising the bound: a bound raised to the group's honest fraction let red team s26's ca_l2 store
+  every output of the rows over more than one key in float16 (tests/adversarial/redteam_s26). One
+  rounding to float16 is below every error bound (2^-11 relative); its bits are not. Outputs that
+  are inputs or small integers have the reference's fraction too.
 
 :func:`trial_sums` computes every number of one trial with one device sync.
 
@@ -414,20 +416,37 @@ def sq_error_sum(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor) ->
     return float(total), int(count)
 
 
-def _low_bits_counts(t: torch.Tensor):
-    """``(low, total)`` as device tensors: of the finite, nonzero, normal elements of ``t``
-    (``total``), how many are exactly representable with :data:`LOWER_FORMAT_BITS` explicit
-    mantissa bits (``low``: the low mantissa bits of their format are zero). Zeros for a dtype
-    without a lower format in :data:`LOWER_FORMAT_BITS`."""
+def _low_bits_mask(t: torch.Tensor):
+    """``(low, normal)`` boolean masks of ``t``'s elements: finite, nonzero and normal (``normal``),
+    and of those the ones exactly representable with :data:`LOWER_FORMAT_BITS` explicit mantissa
+    bits (``low``: the low mantissa bits of their format are zero). None for a dtype without a lower
+    format in :data:`LOWER_FORMAT_BITS` or an empty tensor."""
     spec = LOWER_FORMAT_BITS.get(t.dtype)
-    dev = t.device
     if spec is None or _T.numel(t) == 0:
-        z = torch.zeros((), dtype=torch.float64, device=dev)
-        return z, z
+        return None
     int_dtype, cut = spec
     x = _T.detach(t).contiguous()  # a fresh object: see _scaled_errors
     normal = torch.isfinite(x) & (x.abs() >= torch.finfo(x.dtype).tiny)
-    low = normal & ((x.view(int_dtype) & ((1 << cut) - 1)) == 0)
+    return normal & ((x.view(int_dtype) & ((1 << cut) - 1)) == 0), normal
+
+
+def _low_bits_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = ()):
+    """``(low, total)`` as float64 device tensors: of the finite, nonzero, normal elements of ``t``
+    (``total``), how many are exactly representable with :data:`LOWER_FORMAT_BITS` explicit mantissa
+    bits (``low``) where no output of ``honest`` (same shape and dtype) is: an element the honest
+    computation at the policy also gives in the lower format -- an attention row over one key is
+    ``v`` rounded to TF32, float16's mantissa -- is not counted (session 26; pooling the honest
+    fraction over a group instead let red team s26's ca_l2 store every other output in float16).
+    Zeros for a dtype without a lower format."""
+    got = _low_bits_mask(t)
+    if got is None:
+        z = torch.zeros((), dtype=torch.float64, device=t.device)
+        return z, z
+    low, normal = got
+    for h in honest:
+        other = _low_bits_mask(h) if isinstance(h, torch.Tensor) and h.shape == t.shape else None
+        if other is not None:
+            low = low & ~other[0].to(low.device)
     return low.sum().to(torch.float64), normal.sum().to(torch.float64)
 
 
@@ -495,9 +514,9 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     of each honest output.
 
     Returns ``{"slack": the trial's slack, "candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
-    "low": (outputs exactly representable in the lower format, finite nonzero normal outputs),
-    "ref_low": (the same of ``ref64`` rounded to ``out``'s dtype or of the honest output with the largest
-    fraction, whichever is larger; (0, 0) without honest outputs),
+    "low": (outputs exactly representable in the lower format where no honest output is, finite nonzero
+    normal outputs), "ref_low": (the same of ``ref64`` rounded to ``out``'s dtype, every such element
+    counted; (0, 0) without honest outputs),
     "threshold": float, "honest": [(sum e^2, n)], "honest_tail": [(tail, n)], "rel": (elements above R, n)
     or None, "honest_rel": [(elements above R, n)], "rel_threshold": R or None}``.
     """
@@ -526,14 +545,8 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
     # every value a float64 scalar on ``dev`` already (the output's own counts moved there), so one stack
     vals = [(e * e).sum(), keep.sum().to(torch.float64), ((e * f).abs() > thr).sum().to(torch.float64),
-            *(c.to(dev) for c in _low_bits_counts(out))]
-    if honest:  # the reference's own fraction: the largest of ref64 rounded and each honest output's
-        pairs = [_low_bits_counts(ref64.to(out.dtype))] + [_low_bits_counts(h) for h in honest]
-        lows, tots = torch.stack([c for c, _ in pairs]).to(dev), torch.stack([n for _, n in pairs]).to(dev)
-        pick = (lows / tots.clamp(min=1)).argmax()
-        vals += [lows[pick], tots[pick]]
-    else:
-        vals += [zero, zero]
+            *(c.to(dev) for c in _low_bits_counts(out, honest))]
+    vals += list(_low_bits_counts(ref64.to(out.dtype))) if honest else [zero, zero]
     vals.append(thr)
     for x, (s, n) in zip(hf, hsq):
         vals += [s, n, (x.abs() > thr).sum().to(torch.float64)]
@@ -712,8 +725,8 @@ class PrecisionMeter:
         if st["low"] is not None and self.low[1] >= MIN_ELEMENTS and not st["low"] <= st["low_bound"]:
             raise VerificationFailure(
                 f"{where}: output rounded to a lower format: {st['low']:.2%} of the finite nonzero outputs are exactly "
-                f"representable with the mantissa of float16, the reference's {st['ref_low']:.2%} "
-                f"(bound + {LOW_SLACK:.2%}) (precision rule, lower format)")
+                f"representable with the mantissa of float16 where no honest computation's are, the reference's "
+                f"{st['ref_low']:.2%} (bound + {LOW_SLACK:.2%}) (precision rule, lower format)")
         if st["rel"] is not None and self.rel[1] >= MIN_ELEMENTS and not st["rel"] <= st["rel_bound"]:
             raise VerificationFailure(
                 f"{where}: precision below the declared policy {self.policy}: {st['rel']:.2%} of the outputs have a "
