@@ -47,7 +47,6 @@ def derived_shapes(shapes: Sequence[Dict[str, int]], seed: int, fresh: int = 2,
       more elements than the largest listed shape; a candidate specialised to the listed shapes
       cannot know them in advance.
 
-
     ``shapes``: dicts of named positive dims, all with the same names. ``constraints``: per dim a
     ``min`` and a ``multiple_of`` every new shape honours (:func:`fit`; a dim with ``multiple_of``
     is drawn as a multiple of it rather than odd). Returns new dicts, none equal to a listed shape
@@ -99,17 +98,17 @@ def _power_of_two(name: str, value: int, constraints: Optional[Constraints], up:
     """The value nearest ``value`` (at most it, or with ``up`` at least it) that is ``multiple_of``
     times a power of 2, within dim ``name``'s constraints; 0 when there is none at most it."""
     m = int((constraints or {}).get(name, {}).get("multiple_of", 1))
-    k = 1
-    while m * k * 2 <= value:
-        k *= 2
-    v = m * k if m * k <= value else 0
-    if up:
-        v = m * k if m * k >= value else m * k * 2
-        while fit(name, v, constraints) != v:
+    v = m
+    if up:  # the smallest m * 2^k at least value that the constraints keep
+        while v < value or fit(name, v, constraints) != v:
             v *= 2
         return v
+    while v * 2 <= value:  # the largest m * 2^k at most value, halved while the constraints move it
+        v *= 2
+    if v > value:
+        return 0
     while v > 0 and fit(name, v, constraints) != v:
-        v = v // 2 if (v // 2) % m == 0 else 0
+        v = v // 2 if v > m else 0
     return v
 
 

@@ -143,7 +143,9 @@ def apply_probe(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
         elif kind == "abs":  # rows of one sign (probabilities, attention weights): redteam_s24 cu_v1
             y = x.double().abs() * value
         elif kind == "bits":  # values with ``value`` significant bits (8: upcast bfloat16): redteam_s24 ge_b1
-            y = _rounded_to_bits(x.double(), int(value))
+            m, e = torch.frexp(x.double())
+            step = 2.0 ** int(value)
+            y = torch.ldexp(torch.round(m * step) / step, e)
         elif kind == "shift":
             u = torch.rand(rows + (1,) if x.dim() > 0 else (), generator=gen, device=x.device, dtype=torch.float64)
             y = x.double() + value * (1.0 + u)
@@ -202,14 +204,6 @@ def apply_wrap(inputs, probe: Dict[str, Any], gen: torch.Generator) -> list:
 
 #: The fraction of a scattered-mask row's entries a ``mask`` probe sets (:func:`apply_probe`).
 MASK_FRACTION = 0.25
-
-
-def _rounded_to_bits(x: torch.Tensor, bits: int) -> torch.Tensor:
-    """``x`` (float64) rounded to nearest even with ``bits`` significant bits (``torch.frexp``:
-    the mantissa in [0.5, 1) times 2^bits, rounded, scaled back)."""
-    m, e = torch.frexp(x)
-    step = 2.0 ** int(bits)
-    return torch.ldexp(torch.round(m * step) / step, e)
 
 
 def probe_has_precision(probe: Optional[Dict[str, Any]]) -> bool:

@@ -280,9 +280,10 @@ def check_kept_outputs(kept) -> None:
 def recheck_after_settling(retained, comparison, tol, device, threads_before, settle_s) -> None:
     """Pause ``settle_s``, synchronise, and compare every retained output with its reference again:
     an output changed by work that landed after its checks (a thread, a stream, a delayed copy)
-    fails. Also fails when a thread the candidate started is still alive. An entry's own tolerance
-    (its fifth item: a probe's) wins over ``tol``; its sixth, the reference's strides at the dtype
-    under test, is accepted as :func:`verify`'s comparison accepted it."""
+    fails. Also fails when a thread the candidate started is still alive. ``retained``: the
+    ``(where, output, reference, dtype, tol, strides)`` entries of :attr:`VerificationReport.retained`;
+    an entry's own tolerance (a probe's) is used, ``tol`` where it is None, and its strides (the
+    reference's at the dtype under test) are accepted as :func:`verify`'s comparison accepted them."""
     if not retained:
         return
     time.sleep(settle_s)
@@ -290,9 +291,9 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
         torch.cuda.synchronize(device)
     if threads_before is not None:
         check_no_new_threads(threads_before)
-    for where, out, ref, dtype, *own in retained:
+    for where, out, ref, dtype, own_tol, strides in retained:
         try:
-            compare(out, ref, comparison, own[0] if own else tol, dtype, own[1] if len(own) > 1 else None)
+            compare(out, ref, comparison, tol if own_tol is None else own_tol, dtype, strides)
         except VerificationFailure as e:
             raise VerificationFailure(f"{where}: the output changed after it was checked (work that lands "
                                       f"after the call returned): {e}") from None
