@@ -76,7 +76,7 @@ class Synthesis:
                     observations)
         write_dataset(out, [part])
         self.charts = part.charts
-        log.info("synthesis: %d records (%d trajectories rejected) -> %s", len(records),
+        log.info("synthesis: %d record(s) (%d trajectory(ies) rejected) -> %s", len(records),
                  sum(not t["accepted"] for t in trajectories), out)
         return out
 
