@@ -30,31 +30,61 @@ def test_float16_operands_on_the_tf32_attention_meet_the_tiny_scale_probe():
     assert got["ca_h1_honest_two_pass_softmax"][:3] == ("accepted", "", None), got
 
 
-def test_the_ordinary_call_before_a_shrinking_probe_keeps_the_ordinary_tolerance(tmp_path):
-    """Found on an H100 (session 27): with the 2^-20 probe, every float32 attention (eager SDPA, v1, v2)
-    was rejected at 1x4x129 because the call on ordinary inputs made before the probe (rule 24: the
-    probe is a later call) was compared under the probe's tolerance, atol x 2^-20, where TF32's
-    errors on outputs near zero exceed it. The CPU plan's even listed shape has S = 1 (output = v,
-    exact), so it never showed. Here: TF32-rounded q, k (the policy's own emulation) at 37 keys."""
+_TF32_ATTENTION = """import math
+import torch
+from kernelsynth.verify.precision import truncate_mantissa
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, q, k, v):
+        s = truncate_mantissa(q, 10) @ truncate_mantissa(k, 10).transpose(-1, -2) / math.sqrt(q.shape[-1])
+        n = s.shape[-1]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))
+        return torch.softmax(s, -1) @ v
+"""
+
+_TF32_CONV = """import torch
+import torch.nn.functional as F
+from kernelsynth.verify.precision import truncate_mantissa
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=True)
+
+    def forward(self, x):
+        w = truncate_mantissa(self.conv.weight, 10)
+        y = F.conv2d(truncate_mantissa(x, 10), w, self.conv.bias, padding=1)
+        return F.max_pool2d(torch.relu(y), 2)
+"""
+
+
+@pytest.mark.parametrize("task,source,shape", [
+    ("causal_attention", _TF32_ATTENTION, {"B": 1, "H": 2, "S": 37}),
+    ("conv_relu_maxpool", _TF32_CONV, {"N": 1, "C_in": 64, "C_out": 16, "H": 10, "W": 10}),
+])
+def test_the_ordinary_call_before_a_probe_is_held_to_the_looser_tolerance(tmp_path, task, source, shape):
+    """Found on an H100 (session 27). Rule 24's probe is a later call: on an even listed shape the
+    probe's module first gets ordinary inputs. Compared under the probe's tolerance, the 2^-20
+    attention probe (atol x 2^-20) rejected eager SDPA, v1 and v2 float32 at 1x4x129; compared under
+    the ordinary one, conv's probe (its parameters scaled 2^17 too: outputs 2^17 larger) rejected
+    every TF32 version. The CPU plan's even shapes hid both (attention: one key, exact; conv: small
+    sums). Here: the policy's own TF32 emulation (truncated operands), each on one even shape."""
     import dataclasses
 
     from kernelsynth.jobs import evaluate
     from test_redteam_s10_holes import CPU_HW, Exploration, ExternalCandidate, load_spec
 
-    honest = tmp_path / "tf32_math.py"
-    honest.write_text(
-        "import math\nimport torch\nfrom kernelsynth.verify.precision import truncate_mantissa\n\n\n"
-        "class ModelNew(torch.nn.Module):\n"
-        "    def forward(self, q, k, v):\n"
-        "        s = truncate_mantissa(q, 10) @ truncate_mantissa(k, 10).transpose(-1, -2) / math.sqrt(q.shape[-1])\n"
-        "        n = s.shape[-1]\n"
-        "        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))\n"
-        "        return torch.softmax(s, -1) @ v\n")
-    spec = load_spec(SPECS / "causal_attention" / "spec.yaml")
+    honest = tmp_path / "tf32_honest.py"
+    honest.write_text(source)
+    spec = load_spec(SPECS / task / "spec.yaml")
     job = next(j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(
-        spec, CPU_HW, external=[ExternalCandidate(honest.stem, honest)]) if j.request.candidate.role == "external")
-    req = dataclasses.replace(job.request, verify_shapes=[{"B": 1, "H": 2, "S": 37}], derived_shapes=[],
-                              probes=[q for q in job.request.probes if q.get("value", 1) < 1])
-    assert req.probes, job.request.probes  # the 2^-20 probe is in the plan
+        spec, CPU_HW, external=[ExternalCandidate(honest.stem, honest)])
+        if j.request.candidate.role == "external" and j.request.dtype == "float32")
+    req = dataclasses.replace(job.request, verify_shapes=[shape], derived_shapes=[],
+                              probes=[q for q in job.request.probes if not isinstance(q.get("value"), list)
+                                      and q.get("kind") == "scale"])
+    assert req.probes, job.request.probes  # the fixed-scale probe is in the plan
     res = evaluate(req)
     assert (res.verdict, res.reason) == ("accepted", ""), res.reason
