@@ -12,6 +12,10 @@ the harness, in one call of under 1.5 minutes.
    >= 1.0x torch.compile and >= 97 % of the copy).
 
 Usage (repo root, GPU machine): timeout 120 python3 bench/flip_probe.py
+Environment: ``FLIP_PROBE_DTYPES`` (default ``float32,bfloat16``) the timed dtypes;
+``FLIP_V4_EXTRA="2048:8,4096:8"`` more v4 configs (BLOCK_N:num_warps, BLOCK_M 1), timed with evict_last
+and no policy beside the spec's (and checked bit-exact at the timing shape); ``FLIP_PROBE_LADDER=0``
+leaves v1-v3 out of the timing.
 Writes the text to $OUT/flip_probe.txt and a JSON summary to $OUT/flip_probe.json when OUT is set.
 Exit 1 when v4 is not bit-exact somewhere.
 """
@@ -105,7 +109,7 @@ def main() -> int:
         log(f"v4 {dt}: bit-exact on {len(shapes) + 1} shapes x {len(combos)} (config, eviction policy): "
             f"{'ok' if not fails else 'FAIL'}" + "".join("\n  " + f for f in fails[:10]))
     # 2. timing at M x N
-    for dt in ("float32", "bfloat16"):
+    for dt in os.environ.get("FLIP_PROBE_DTYPES", "float32,bfloat16").split(","):
         dtype = getattr(torch, dt)
         x = random_bits((M, N), dtype, 7)
         want = torch.flip(x, dims=[1])
@@ -121,7 +125,11 @@ def main() -> int:
         times["eager torch.flip"] = bench(lambda: torch.flip(x, dims=[1]))
         del out
         runs = [("v4", cfg, {"EVICT": ev}) for ev in ("evict_last", "", "evict_first") for cfg in CANDS["v4"].configs()]
-        runs += [(v, cfg, {}) for v in ("v3", "v2", "v1") for cfg in CANDS[v].configs()]
+        extra_cfgs = [dict(BLOCK_M=1, BLOCK_N=int(b), num_warps=int(w)) for b, w in
+                      (e.split(":") for e in os.environ.get("FLIP_V4_EXTRA", "").split(",") if e)]
+        runs += [("v4", cfg, {"EVICT": ev}) for ev in ("evict_last", "") for cfg in extra_cfgs]
+        if os.environ.get("FLIP_PROBE_LADDER", "1") != "0":
+            runs += [(v, cfg, {}) for v in ("v3", "v2", "v1") for cfg in CANDS[v].configs()]
         mods = {v: (v4 if v == "v4" else import_file(CANDS[v].file)) for v in ("v1", "v2", "v3", "v4")}
         for v, cfg, extra in runs:
             if left() < 8:

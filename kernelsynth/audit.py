@@ -119,9 +119,11 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
             return f"{where}: {e}"
         if precision and "scale" in ref:
             meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
+            low = ref.get("honest_low")  # the oracle's: where an honest output is in the lower format too
             sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"),
                               relative=ref.get("rel_threshold"), slack=ref.get("acc_slack", ACCUMULATION),
-                              linear=bool(ref.get("linear")))
+                              linear=bool(ref.get("linear")),
+                              low_exclude=tensor_of(low).reshape(out.shape).bool() if low else None)
             meter.add_sums(sums["candidate"], ref["honest"], sums if "threshold" in ref else None, ref,
                            slack=ref.get("slack"))
     pool = PrecisionMeter.pooled(list(meters.values()))  # groups under MIN_ELEMENTS, pooled as the worker pools them

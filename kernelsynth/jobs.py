@@ -58,7 +58,8 @@ from .interpreter import match_gpu_integer_arithmetic, patch_bfloat16_rounding
 from .loading import import_file
 from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.py)
 from .screen import host_access
-from .verify.precision import HonestReferences, PrecisionMeter, headroom, relative_threshold, trial_sums
+from .verify.precision import (HonestReferences, PrecisionMeter, headroom, honest_low_mask, relative_threshold,
+                               trial_sums)
 from .verify.protocol import check_small_groups
 from .verify.inputs import apply_probe, probe_has_precision, reach
 from .audit import special_values_of
@@ -598,6 +599,12 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
                                   relative=relative_threshold(honest.policy, terms["dtype"]))  # as the parent sees them
                 refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold", "honest_rel",
                                                        "rel_threshold")})
+                # where an honest output is in the lower format too: the parent's lower-format count
+                # leaves those elements out, as the worker's does (session 27: without it the audit
+                # rejected honest TF32 attention on one-key rows that the worker had accepted)
+                low = honest_low_mask(terms["honest"], ref.shape)
+                if low is not None:
+                    refs[key]["honest_low"] = digest(low.to(torch.uint8), "allclose")
                 refs[key]["slack"] = sums["slack"]
                 # the relative tail's slack, element by element (kernelsynth/verify/precision.py: trial_sums)
                 refs[key]["acc_slack"], refs[key]["linear"] = slack, bool(terms.get("linear"))

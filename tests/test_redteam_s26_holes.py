@@ -88,3 +88,36 @@ def test_the_ordinary_call_before_a_probe_is_held_to_the_looser_tolerance(tmp_pa
     assert req.probes, job.request.probes  # the fixed-scale probe is in the plan
     res = evaluate(req)
     assert (res.verdict, res.reason) == ("accepted", ""), res.reason
+
+
+def test_the_parent_audit_leaves_out_lower_format_outputs_the_honest_emulation_shares(tmp_path):
+    """Found on an H100 (session 27): with the worker's lower-format statistic fixed (session 26:
+    elements an honest output also gives in float16's mantissa are not counted), causal_attention
+    float32's v1/v2 were still rejected by the parent's independent check -- "derived shapes: output
+    rounded to a lower format: 32.04 %" -- which had no honest outputs to compare with. The oracle now
+    sends where they are in the lower format (``honest_low``). A one-key shape (each output is v
+    rounded to TF32, as the TF32 emulation gives it) through the real worker, oracle and audit."""
+    import dataclasses
+
+    from kernelsynth.audit import audit_problem
+    from kernelsynth.jobs import evaluate, oracle
+    from test_redteam_s10_holes import CPU_HW, Exploration, ExternalCandidate, load_spec
+
+    honest = tmp_path / "tf32_pv.py"
+    honest.write_text(_TF32_ATTENTION.replace("torch.softmax(s, -1) @ v",
+                                              "truncate_mantissa(torch.softmax(s, -1), 10) @ truncate_mantissa(v, 10)"))
+    spec = load_spec(SPECS / "causal_attention" / "spec.yaml")
+    job = next(j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(
+        spec, CPU_HW, external=[ExternalCandidate(honest.stem, honest)])
+        if j.request.candidate.role == "external" and j.request.dtype == "float32")
+    req = dataclasses.replace(job.request, verify_shapes=[{"B": 4, "H": 2, "S": 1}, {"B": 3, "H": 2, "S": 1}],
+                              derived_shapes=[], probes=[])
+    res = evaluate(req)
+    assert (res.verdict, res.reason) == ("accepted", ""), res.reason
+    refs = oracle(req)["references"]
+    assert all("honest_low" in r for r in refs.values()), sorted(refs)
+    assert audit_problem(res.audit, refs, "allclose", req.tol, req.precision) is None
+    # without the oracle's mask the audit counts every one-key output (all in float16's mantissa)
+    bare = {k: {f: v for f, v in r.items() if f != "honest_low"} for k, r in refs.items()}
+    msg = audit_problem(res.audit, bare, "allclose", req.tol, req.precision)
+    assert msg and "output rounded to a lower format" in msg, msg

@@ -430,23 +430,38 @@ def _low_bits_mask(t: torch.Tensor):
     return normal & ((x.view(int_dtype) & ((1 << cut) - 1)) == 0), normal
 
 
-def _low_bits_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = ()):
+def honest_low_mask(honest: Sequence[torch.Tensor], shape) -> Optional[torch.Tensor]:
+    """The elements (a boolean tensor of ``shape``) where some output of ``honest`` of that shape
+    is exactly representable in its lower format (:func:`_low_bits_mask`), or None when none of
+    them has one. The oracle sends it to the parent's audit (``honest_low``), which has the
+    candidate's output and the float64 reference but not the honest outputs."""
+    mask = None
+    for h in honest:
+        other = _low_bits_mask(h) if isinstance(h, torch.Tensor) and tuple(h.shape) == tuple(shape) else None
+        if other is not None:
+            mask = other[0] if mask is None else mask | other[0].to(mask.device)
+    return mask
+
+
+def _low_bits_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = (),
+                     exclude: Optional[torch.Tensor] = None):
     """``(low, total)`` as float64 device tensors: of the finite, nonzero, normal elements of ``t``
     (``total``), how many are exactly representable with :data:`LOWER_FORMAT_BITS` explicit mantissa
-    bits (``low``) where no output of ``honest`` (same shape and dtype) is: an element the honest
-    computation at the policy also gives in the lower format -- an attention row over one key is
-    ``v`` rounded to TF32, float16's mantissa -- is not counted (session 26; pooling the honest
-    fraction over a group instead let red team s26's ca_l2 store every other output in float16).
-    Zeros for a dtype without a lower format."""
+    bits (``low``) where no output of ``honest`` (same shape and dtype) is, nor ``exclude`` (a
+    boolean mask of ``t``'s shape: :func:`honest_low_mask` as the oracle computed it, for the
+    parent's audit): an element the honest computation at the policy also gives in the lower
+    format -- an attention row over one key is ``v`` rounded to TF32, float16's mantissa -- is not
+    counted (session 26; pooling the honest fraction over a group instead let red team s26's ca_l2
+    store every other output in float16). Zeros for a dtype without a lower format."""
     got = _low_bits_mask(t)
     if got is None:
         z = torch.zeros((), dtype=torch.float64, device=t.device)
         return z, z
     low, normal = got
-    for h in honest:
-        other = _low_bits_mask(h) if isinstance(h, torch.Tensor) and h.shape == t.shape else None
-        if other is not None:
-            low = low & ~other[0].to(low.device)
+    other = honest_low_mask(honest, t.shape)
+    for m in (other, exclude):
+        if m is not None:
+            low = low & ~m.to(device=low.device, dtype=torch.bool)
     return low.sum().to(torch.float64), normal.sum().to(torch.float64)
 
 
@@ -496,7 +511,7 @@ def _factor(s: torch.Tensor, rabs: torch.Tensor, keep: torch.Tensor) -> torch.Te
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                honest: Sequence[torch.Tensor] = (), threshold: Optional[float] = None,
                slack: float = ACCUMULATION, linear: bool = False, room: float = 1.0,
-               relative: Optional[float] = None) -> Dict[str, object]:
+               relative: Optional[float] = None, low_exclude: Optional[torch.Tensor] = None) -> Dict[str, object]:
     """Every number the precision rule pools for one trial, computed on ``ref64``'s device with
     one device sync (rule 23; :class:`PrecisionMeter`).
 
@@ -511,7 +526,9 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     threshold ``R`` (:func:`relative_threshold`; None: not measured): elements with ``|ref| >=
     RELATIVE_FLOOR`` and ``|out - ref| > R |ref| + TAIL_K * slack * m`` (``slack`` as given, before
     the magnitude; ``m = |ref|``, for a ``linear`` map ``max(scale, |ref|)``), of the candidate and
-    of each honest output.
+    of each honest output. ``low_exclude``: elements the lower-format count leaves out besides
+    those ``honest`` gives in the lower format (the oracle's :func:`honest_low_mask`, for the
+    parent's audit, which has no honest outputs).
 
     Returns ``{"slack": the trial's slack, "candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
     "low": (outputs exactly representable in the lower format where no honest output is, finite nonzero
@@ -545,7 +562,7 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
     # every value a float64 scalar on ``dev`` already (the output's own counts moved there), so one stack
     vals = [(e * e).sum(), keep.sum().to(torch.float64), ((e * f).abs() > thr).sum().to(torch.float64),
-            *(c.to(dev) for c in _low_bits_counts(out, honest))]
+            *(c.to(dev) for c in _low_bits_counts(out, honest, low_exclude))]
     vals += list(_low_bits_counts(ref64.to(out.dtype))) if honest else [zero, zero]
     vals.append(thr)
     for x, (s, n) in zip(hf, hsq):
