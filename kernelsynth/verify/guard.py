@@ -91,9 +91,11 @@ class Snapshot(dict):
     """``{"module.attr": id(value)}`` (a dict), plus :attr:`quick`: per namespace the tuples of
     its attribute names and of their values (strong references: an original cannot be freed and
     its id reused), which :func:`check_integrity` compares first by identity (C-speed; the full
-    comparison runs only for a namespace where one differs)."""
+    comparison runs only for a namespace where one differs), and :attr:`numeric`: the
+    :func:`numeric_flags` when it was taken."""
 
     quick: Dict[str, tuple]
+    numeric: Dict[str, object]
 
 
 def _quick(ns) -> tuple:
@@ -214,6 +216,64 @@ def _internals_changed(saved) -> list:
     return [f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}" for fn in changed]
 
 
+#: Process-wide numeric settings (VERIFICATION.md rule 13, session 27): each changes how the harness's
+#: own computations round -- the reference at the job dtype, the honest computations of rule 23 --
+#: without replacing any function (redteam_s10 mp3 lowered the float32 matmul precision at import; red
+#: team s26 named the rest). Read by name; a read that raises is recorded by its exception's type.
+NUMERIC_FLAGS = ("torch.get_float32_matmul_precision()", "torch.get_default_dtype()",
+                 "torch.backends.cuda.matmul.allow_tf32",
+                 "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                 "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+                 "torch.backends.cudnn.allow_tf32", "torch.backends.cudnn.enabled", "torch.backends.mkldnn.enabled",
+                 "torch.backends.fp32_precision", "torch.backends.cuda.matmul.fp32_precision",
+                 "torch.backends.cudnn.fp32_precision", "torch.backends.cudnn.conv.fp32_precision",
+                 "torch.backends.cudnn.rnn.fp32_precision", "torch.backends.mkldnn.fp32_precision",
+                 "torch.backends.mkldnn.matmul.fp32_precision", "torch.backends.mkldnn.conv.fp32_precision",
+                 "torch.backends.cuda.flash_sdp_enabled()", "torch.backends.cuda.mem_efficient_sdp_enabled()",
+                 "torch.backends.cuda.math_sdp_enabled()", "torch.backends.cuda.cudnn_sdp_enabled()",
+                 "torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()")
+_DENORMAL = torch.full((1,), 2.0 ** -130)  # a float32 subnormal: flushed to zero under set_flush_denormal(True)
+_MUL, _TOLIST = torch._C.TensorBase.mul, torch._C.TensorBase.tolist  # bound at import, as the census's hook
+
+
+_FLAG_READERS: list = []  # (name, owner object, attribute, called), resolved once: the objects the settings live on
+
+
+def _readers() -> list:
+    if not _FLAG_READERS:
+        for expr in NUMERIC_FLAGS:
+            path, _, attr = expr.removesuffix("()").rpartition(".")
+            try:
+                owner = eval(path, {"torch": torch})  # noqa: S307 - the fixed names above
+            except Exception:  # noqa: BLE001 - a build without this backend
+                owner = None
+            _FLAG_READERS.append((expr, owner, attr, expr.endswith("()")))
+    return _FLAG_READERS
+
+
+def _read_flag(owner, attr: str, called: bool):
+    try:
+        value = getattr(owner, attr)
+        return value() if called else value
+    except Exception as e:  # noqa: BLE001 - a build without the setting
+        return f"<{type(e).__name__}>"
+
+
+def numeric_flags() -> Dict[str, object]:
+    """``{name: value}`` of :data:`NUMERIC_FLAGS` in this process, and ``flush_denormal``: whether
+    float32 subnormals are flushed to zero on this thread (``torch.set_flush_denormal`` has no
+    getter: a subnormal times one is zero then)."""
+    flags = {name: _read_flag(owner, attr, called) for name, owner, attr, called in _readers()}
+    flags["flush_denormal"] = _TOLIST(_MUL(_DENORMAL, 1.0))[0] == 0.0
+    return flags
+
+
+def numeric_changes(before: Dict[str, object]) -> list:
+    """``"name before -> now"`` for every numeric setting that differs from ``before``."""
+    now = numeric_flags()
+    return [f"{k} {before.get(k)!r} -> {v!r}" for k, v in now.items() if before.get(k) != v]
+
+
 def integrity_snapshot() -> Dict[str, int]:
     """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED`
     namespaces and those given to :func:`guard_also` (a :class:`Snapshot`)."""
@@ -236,6 +296,7 @@ def integrity_snapshot() -> Dict[str, int]:
             if own or callable(val) or inspect.ismodule(val):
                 snap[f"{name}.{attr}"] = id(val)
     snap.internals = _internals(resolved)
+    snap.numeric = numeric_flags()
     return snap
 
 
@@ -320,6 +381,12 @@ def check_integrity(before: Dict[str, int]) -> None:
     if swapped:
         raise TamperingError(f"the candidate swapped the code, defaults or closure of {', '.join(swapped[:8])}"
                              + (f" and {len(swapped) - 8} more" if len(swapped) > 8 else ""))
+    numeric = getattr(before, "numeric", None)
+    changed = numeric_changes(numeric) if numeric is not None else []
+    if changed:  # the harness's references and honest computations would round differently (rule 13)
+        raise TamperingError("the candidate changed process-wide numeric settings: " + "; ".join(changed[:6])
+                             + " -- a kernel may change them inside its call only if it restores them before "
+                             "returning")
     quick = getattr(before, "quick", None)
     if quick is not None:
         # the namespace objects the snapshot recorded (a module swapped in sys.modules is caught above)
@@ -343,7 +410,8 @@ def process_fingerprint() -> tuple:
     """Process-wide state a candidate can change without replacing a guarded function, and that
     would change how the next job in the same worker behaves: dispatch and function mode stacks,
     kernels registered with torch.library (an ``aten::flip`` override), global module hooks, the
-    ``torch`` entry of ``sys.modules`` and the import hooks. Compared before and after a job;
+    ``torch`` entry of ``sys.modules``, the import hooks and the numeric settings
+    (:func:`numeric_flags`). Compared before and after a job;
     a difference gets the next job a fresh worker (kernelsynth/workers.py). The kernels torch itself
     registers while importing torch._dynamo or torch._inductor are left out
     (``dynamo_deferral.TORCH_IMPORT_IMPLS``)."""
@@ -354,7 +422,8 @@ def process_fingerprint() -> tuple:
     return (torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack(),
             len(set(getattr(torch.library, "_impls", ())) - dynamo_deferral.TORCH_IMPORT_IMPLS), hooks,
             id(sys.modules.get("torch")),
-            tuple(id(f) for f in sys.meta_path), len(sys.modules.get("builtins").__dict__))
+            tuple(id(f) for f in sys.meta_path), len(sys.modules.get("builtins").__dict__),
+            tuple(sorted(numeric_flags().items())))
 
 
 def thread_ids() -> frozenset:

@@ -1,0 +1,99 @@
+"""Process-wide numeric settings in the integrity guard (VERIFICATION.md rule 13, session 27): a
+candidate that lowers the float32 matmul precision, switches TF32 or an SDPA backend, or flushes
+subnormals, and leaves it so, changes how the harness's own reference at the job dtype and rule 23's
+honest computations round (redteam_s10 mp3; red team s26 named the rest). Through the real harness
+on the CPU plan; each test restores the settings it lets a candidate change."""
+
+import pytest
+import torch
+
+from conftest import ROOT
+from test_redteam_s10_holes import SPECS, _evaluate
+
+RT10 = ROOT / "tests" / "adversarial" / "redteam_s10"
+
+
+@pytest.fixture(autouse=True)
+def _restore_numeric_settings(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    precision = torch.get_float32_matmul_precision()
+    cuda_mm, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    bf16_red = torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+    flash = torch.backends.cuda.flash_sdp_enabled()
+    yield
+    torch.set_float32_matmul_precision(precision)
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = cuda_mm, cudnn
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = bf16_red
+    torch.backends.cuda.enable_flash_sdp(flash)
+    torch.set_flush_denormal(False)
+
+
+def _verdicts(spec, files):
+    """{stem: (verdict, reason)}: a TamperingError raised out of ``jobs.evaluate`` (before the first
+    trial, as at the first integrity check) is what the worker turns into a "tampering" rejection
+    (kernelsynth/workers.py: classify)."""
+    from kernelsynth.verify.failures import TamperingError
+
+    out = {}
+    for f in files:
+        try:
+            out[f.stem] = _evaluate(spec, [f], shapes=1)[f.stem][:2]
+        except TamperingError as e:
+            out[f.stem] = ("tampering", str(e))
+    return out
+
+
+def _flip(tmp_path, name, body, top=""):
+    f = tmp_path / f"{name}.py"
+    f.write_text(f"import torch\n{top}\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n{body}")
+    return f
+
+
+def test_numeric_settings_left_changed_are_tampering_and_restored_ones_are_not(tmp_path):
+    files = [
+        _flip(tmp_path, "at_import", "        return torch.flip(x, dims=[1])\n",
+              top="torch.set_float32_matmul_precision('medium')"),
+        _flip(tmp_path, "flush_in_call", "        torch.set_flush_denormal(True)\n        return torch.flip(x, dims=[1])\n"),
+        _flip(tmp_path, "sdp_in_call", "        torch.backends.cuda.enable_flash_sdp(False)\n"
+                                       "        return torch.flip(x, dims=[1])\n"),
+        _flip(tmp_path, "restored", "        old = torch.backends.cuda.matmul.allow_tf32\n"
+                                    "        torch.backends.cuda.matmul.allow_tf32 = True\n"
+                                    "        try:\n            return torch.flip(x, dims=[1])\n"
+                                    "        finally:\n            torch.backends.cuda.matmul.allow_tf32 = old\n"),
+    ]
+    got = {}
+    for f in files:  # one at a time, the settings put back between them
+        got.update(_verdicts(SPECS / "flip2d" / "spec.yaml", [f]))
+        torch.set_float32_matmul_precision("highest")
+        torch.set_flush_denormal(False)
+        torch.backends.cuda.enable_flash_sdp(True)
+    for name, what in (("at_import", "torch.get_float32_matmul_precision() 'highest' -> 'medium'"),
+                       ("flush_in_call", "flush_denormal False -> True"),
+                       ("sdp_in_call", "torch.backends.cuda.flash_sdp_enabled() True -> False")):
+        verdict, reason = got[name]
+        assert verdict in ("rejected", "tampering") and "process-wide numeric settings" in reason \
+            and what in reason, (name, verdict, reason)
+    assert got["restored"] == ("accepted", ""), got["restored"]
+
+
+def test_redteam_s10_mp3_lowered_matmul_precision_is_refused_by_the_guard():
+    """mp3 (bfloat16 operands in its GEMM, and the process's float32 matmul precision lowered at
+    import so the honest computations would be bfloat16 too) was rejected by rule 23's tail on the
+    CPU only; its setting is now refused as such, before any statistic."""
+    got = _verdicts(SPECS / "matmul_bias_gelu" / "spec.yaml",
+                    [RT10 / "matmul" / "mp3_bf16_operands_with_the_process_matmul_precision_lowered.py"])
+    verdict, reason = got["mp3_bf16_operands_with_the_process_matmul_precision_lowered"]
+    assert verdict == "tampering" and "process-wide numeric settings" in reason, reason
+    assert "'highest' -> 'medium'" in reason, reason
+
+
+def test_the_process_fingerprint_sees_a_numeric_setting():
+    """A rejected job's changed setting would carry over to the next job in the worker: the
+    fingerprint compared between jobs (rule 19) includes the settings, so that job gets a fresh worker."""
+    from kernelsynth.verify.guard import process_fingerprint
+
+    before = process_fingerprint()
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    assert process_fingerprint() != before
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
+    assert process_fingerprint() == before
