@@ -97,3 +97,18 @@ def test_the_process_fingerprint_sees_a_numeric_setting():
     assert process_fingerprint() != before
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
     assert process_fingerprint() == before
+
+
+def test_the_harness_tf32_switch_restores_every_setting_it_touches():
+    """precision.tf32 (the honest computations of rule 23 under a tf32 policy) sets the legacy
+    ``allow_tf32`` switches, which write through to the newer ``fp32_precision`` ones; setting them
+    back left ``torch.backends.cuda.matmul.fp32_precision`` at "ieee" where it was "none", which the
+    guard would have called tampering on every tf32 task on a GPU. Both values are restored now."""
+    from kernelsynth.verify.guard import numeric_changes, numeric_flags
+    from kernelsynth.verify.precision import tf32
+
+    before = numeric_flags()
+    for allowed in (True, False):
+        with tf32(allowed):
+            assert torch.backends.cuda.matmul.allow_tf32 is allowed
+        assert numeric_changes(before) == [], allowed

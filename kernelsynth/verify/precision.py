@@ -234,15 +234,39 @@ def truncate_mantissa(t: torch.Tensor, bits: int) -> torch.Tensor:
     return torch.where(torch.isfinite(x), y, x)
 
 
+#: The newer API's settings the legacy ``allow_tf32`` switches write through (torch >= 2.9): setting
+#: ``allow_tf32`` back leaves ``fp32_precision`` at "ieee" where it was "none", so :func:`tf32`
+#: restores them by name too (the integrity guard compares them: ``verify.guard.numeric_flags``).
+_FP32_PRECISION = (("cuda", "matmul"), ("cudnn", "conv"), ("cudnn", "rnn"), ("cudnn",), ())
+
+
+def _fp32_owner(path):
+    owner = torch.backends
+    for name in path:
+        owner = getattr(owner, name)
+    return owner
+
+
 @contextlib.contextmanager
 def tf32(allowed: bool):
-    """cuDNN and cuBLAS float32 paths with TF32 ``allowed`` (restored afterwards)."""
+    """cuDNN and cuBLAS float32 paths with TF32 ``allowed``; every setting restored afterwards as
+    it was, the ``fp32_precision`` ones included."""
     cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    saved = []
+    for path in _FP32_PRECISION:
+        try:
+            owner = _fp32_owner(path)
+            saved.append((owner, owner.fp32_precision))
+        except (AttributeError, RuntimeError):  # a torch without the newer API
+            pass
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = allowed
     try:
         yield
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
+        for owner, value in saved:
+            if owner.fp32_precision != value:
+                owner.fp32_precision = value
 
 
 class _Mapped:
