@@ -112,3 +112,21 @@ def test_the_harness_tf32_switch_restores_every_setting_it_touches():
         with tf32(allowed):
             assert torch.backends.cuda.matmul.allow_tf32 is allowed
         assert numeric_changes(before) == [], allowed
+
+
+def test_cudnn_algorithm_switches_and_deterministic_algorithms_are_settings_too():
+    """cuDNN's autotuner and determinism switches choose the algorithms of the harness's own
+    convolutions (the reference at the job dtype, the honest computations)."""
+    from kernelsynth.verify.guard import numeric_changes, numeric_flags
+
+    before = numeric_flags()
+    torch.backends.cudnn.benchmark = True
+    torch.use_deterministic_algorithms(True)
+    try:
+        changed = numeric_changes(before)
+    finally:
+        torch.backends.cudnn.benchmark = False
+        torch.use_deterministic_algorithms(False)
+    assert "torch.backends.cudnn.benchmark False -> True" in changed, changed
+    assert "torch.are_deterministic_algorithms_enabled() False -> True" in changed, changed
+    assert numeric_changes(before) == []
