@@ -65,7 +65,7 @@ from .verify.inputs import apply_probe, probe_has_precision, reach
 from .audit import special_values_of
 from .verify.transport import audit_view
 from .verify.census import profiled_of
-from .verify.guard import dispatch_tables
+from .verify.guard import check_numeric, dispatch_tables
 from .verify.refmemo import MEMO, LazyReference
 from .verify import (Census, PerturbDraws, ScaleDraws, VerificationFailure, VerifyPolicy, apply_changes, aten_ops_of, build_seed,
                      apply_rolling, check_integrity, check_no_new_threads, check_outputs_released, compare, digest,
@@ -740,6 +740,8 @@ def _time(model, ref_model, ref_mod, p: JobRequest, policy: VerifyPolicy, is_own
     with torch.no_grad():
         with gpulock.exclusive():  # no other kernelsynth process's GPU job beside the timed calls
             t = timing.time_ms(call, p.warmup_ms, p.rep_ms, p.timing_repeats, before=before)
+        if policy.guard is not None:  # the timed calls left no numeric setting changed (rule 13)
+            check_numeric()
         ref = run_reference(ref_model, shadow, p.comparison, dtype)
         probe_ref = run_reference(ref_model, probe["state"], p.comparison, dtype) if probe["state"] else None
     if policy.guard is not None:

@@ -20,7 +20,9 @@ def _restore_numeric_settings(monkeypatch):
     cuda_mm, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     bf16_red = torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
     flash = torch.backends.cuda.flash_sdp_enabled()
+    autocast = torch.is_autocast_enabled("cpu")
     yield
+    torch.set_autocast_enabled("cpu", autocast)
     torch.set_float32_matmul_precision(precision)
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = cuda_mm, cudnn
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = bf16_red
@@ -130,3 +132,32 @@ def test_cudnn_algorithm_switches_and_deterministic_algorithms_are_settings_too(
     assert "torch.backends.cudnn.benchmark False -> True" in changed, changed
     assert "torch.are_deterministic_algorithms_enabled() False -> True" in changed, changed
     assert numeric_changes(before) == []
+
+
+RT27 = ROOT / "tests" / "adversarial" / "redteam_s27"
+
+
+def test_redteam_s27_autocast_and_a_setting_left_between_calls_are_refused():
+    """Red team s27: ma1/ma2 turned CPU autocast on at import (bfloat16 GEMM operands in the
+    harness's own honest computations too, so rule 23's bound widened: ma2 was accepted by the
+    worker and the audit); mm1 left the float32 matmul precision lowered between two calls of one
+    trial and put it back before the trial's integrity check (the honest computations ran under
+    it). Autocast is a numeric setting now, and the settings are compared after every call."""
+    got = {}
+    for n in ("ma1_autocast_bf16_every_call", "ma2_autocast_bf16_on_seen_tensor", "mm1_precision_lowered_between_calls"):
+        got.update(_verdicts(SPECS / "matmul_bias_gelu" / "spec.yaml", [RT27 / "matmul_bias_gelu" / f"{n}.py"]))
+        torch.set_autocast_enabled("cpu", False)  # each in a fresh worker in a run: put the process back
+        torch.set_float32_matmul_precision("highest")
+    for name in ("ma1_autocast_bf16_every_call", "ma2_autocast_bf16_on_seen_tensor"):
+        verdict, reason = got[name]
+        assert verdict in ("rejected", "tampering") and "autocast cpu (False" in reason, (name, verdict, reason)
+    verdict, reason = got["mm1_precision_lowered_between_calls"]
+    assert verdict in ("rejected", "tampering") and "process-wide numeric settings" in reason, (verdict, reason)
+
+
+def test_redteam_s27_h1_an_honest_set_and_restore_of_the_precision_is_accepted():
+    """h1 saves get_float32_matmul_precision(), sets 'high' and restores the old value: the restore
+    writes "ieee" where "none" (inherited, meaning "ieee") was. Rejected as tampering before the
+    fp32_precision values were resolved through their hierarchy."""
+    got = _verdicts(SPECS / "flip2d" / "spec.yaml", [RT27 / "flip2d" / "h1_honest_precision_set_and_restored.py"])
+    assert got["h1_honest_precision_set_and_restored"] == ("accepted", ""), got

@@ -9,7 +9,7 @@ import sys
 import threading
 import types
 from operator import attrgetter, is_
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 
@@ -262,11 +262,49 @@ def _read_flag(owner, attr: str, called: bool):
         return f"<{type(e).__name__}>"
 
 
+_FP32_ROOT = "torch.backends.fp32_precision"
+
+
+def _fp32_parent(name: str) -> str:
+    """The ``fp32_precision`` setting ``name`` inherits from when it is "none" (PyTorch's hierarchy:
+    ``cudnn.conv`` -> ``cudnn`` -> the root ``torch.backends``)."""
+    owner = name.removesuffix(".fp32_precision")
+    while "." in owner and owner != "torch.backends":
+        owner = owner.rpartition(".")[0]
+        if f"{owner}.fp32_precision" in NUMERIC_FLAGS:
+            return f"{owner}.fp32_precision"
+    return _FP32_ROOT
+
+
+def _resolved_fp32(flags: Dict[str, object]) -> None:
+    """Replace each ``fp32_precision`` value "none" (not set: inherited) by what it inherits, the
+    root's "none" meaning "ieee": setting a precision and restoring it through the legacy API
+    (``set_float32_matmul_precision(old)``, ``allow_tf32 = old``) writes "ieee" where "none" was,
+    with the same meaning (red team s27 h1: an honest set-and-restore was called tampering)."""
+    def value(name):
+        v = flags.get(name)
+        if v != "none":
+            return v
+        return "ieee" if name == _FP32_ROOT else value(_fp32_parent(name))
+    for name in [k for k in flags if k.endswith(".fp32_precision")]:
+        flags[name] = value(name)
+
+
 def numeric_flags() -> Dict[str, object]:
-    """``{name: value}`` of :data:`NUMERIC_FLAGS` in this process, and ``flush_denormal``: whether
-    float32 subnormals are flushed to zero on this thread (``torch.set_flush_denormal`` has no
-    getter: a subnormal times one is zero then)."""
+    """``{name: value}`` of :data:`NUMERIC_FLAGS` in this process (``fp32_precision`` values
+    resolved through their hierarchy: :func:`_resolved_fp32`), autocast's state on this thread for
+    the CPU and CUDA (enabled, its dtype; and its cache), and ``flush_denormal``: whether float32
+    subnormals are flushed to zero on this thread (``torch.set_flush_denormal`` has no getter: a
+    subnormal times one is zero then). Autocast left on at import changes the harness's own
+    float32 computations (red team s27 ma1, ma2)."""
     flags = {name: _read_flag(owner, attr, called) for name, owner, attr, called in _readers()}
+    _resolved_fp32(flags)
+    for dev in ("cpu", "cuda"):
+        try:
+            flags[f"autocast {dev}"] = (torch.is_autocast_enabled(dev), torch.get_autocast_dtype(dev))
+        except Exception as e:  # noqa: BLE001 - a build without that device's autocast
+            flags[f"autocast {dev}"] = f"<{type(e).__name__}>"
+    flags["autocast cache"] = torch.is_autocast_cache_enabled()
     flags["flush_denormal"] = _TOLIST(_MUL(_DENORMAL, 1.0))[0] == 0.0
     return flags
 
@@ -277,11 +315,38 @@ def numeric_changes(before: Dict[str, object]) -> list:
     return [f"{k} {before.get(k)!r} -> {v!r}" for k, v in now.items() if before.get(k) != v]
 
 
+#: The numeric settings of the last :func:`integrity_snapshot` (a tuple: not editable in place), which
+#: :func:`check_numeric` compares after every verified call.
+_NUMERIC_BASELINE: Optional[tuple] = None
+
+
+def _numeric_error(changed: list) -> TamperingError:
+    return TamperingError("the candidate changed process-wide numeric settings: " + "; ".join(changed[:6])
+                          + " -- a kernel may change them inside its call only if it restores them before returning")
+
+
+def check_numeric() -> None:
+    """After every verified call of an untrusted candidate (``verify.poison.call_poisoned``) and
+    before the harness computes from its output: raise TamperingError when a numeric setting
+    differs from the last snapshot's. The check after each trial (:func:`check_integrity`) alone
+    left a window: a setting changed at the end of one call and put back at the start of the next
+    call of the same trial (the staleness check's) had the harness's honest computations run under
+    it in between (red team s27 mm1)."""
+    if _NUMERIC_BASELINE is not None:
+        changed = numeric_changes(dict(_NUMERIC_BASELINE))
+        if changed:
+            raise _numeric_error(changed)
+
+
 def integrity_snapshot() -> Dict[str, int]:
     """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED`
     namespaces and those given to :func:`guard_also` (a :class:`Snapshot`)."""
     snap = Snapshot()
     snap.quick = {}
+    # the numeric settings first: this module's own attributes are recorded below, the baseline among them
+    global _NUMERIC_BASELINE
+    snap.numeric = numeric_flags()
+    _NUMERIC_BASELINE = tuple(snap.numeric.items())
     # the deferred modes with the wrappers the dynamo hook may put back (taken now, before the candidate
     # runs: the only values a mode's __torch_dispatch__ may change to) and the hook itself
     snap.deferral = dynamo_deferral.state()
@@ -299,7 +364,6 @@ def integrity_snapshot() -> Dict[str, int]:
             if own or callable(val) or inspect.ismodule(val):
                 snap[f"{name}.{attr}"] = id(val)
     snap.internals = _internals(resolved)
-    snap.numeric = numeric_flags()
     return snap
 
 
@@ -387,9 +451,7 @@ def check_integrity(before: Dict[str, int]) -> None:
     numeric = getattr(before, "numeric", None)
     changed = numeric_changes(numeric) if numeric is not None else []
     if changed:  # the harness's references and honest computations would round differently (rule 13)
-        raise TamperingError("the candidate changed process-wide numeric settings: " + "; ".join(changed[:6])
-                             + " -- a kernel may change them inside its call only if it restores them before "
-                             "returning")
+        raise _numeric_error(changed)
     quick = getattr(before, "quick", None)
     if quick is not None:
         # the namespace objects the snapshot recorded (a module swapped in sys.modules is caught above)

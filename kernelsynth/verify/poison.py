@@ -15,7 +15,7 @@ from .dynamo_deferral import defer
 from .census import note_copy, op_name, watching
 from .comparison import _S, _T, shadowed_attributes
 from .failures import VerificationFailure
-from .guard import check_no_new_threads, check_trace_hooks
+from .guard import check_no_new_threads, check_numeric, check_trace_hooks
 
 #: aten operators that return uninitialised memory. Every route to them -- ``torch.empty*``,
 #: ``Tensor.new_empty``, the legacy ``torch.Tensor(3, 4)`` / ``x.new(3, 4)`` / ``torch.FloatTensor``
@@ -228,6 +228,8 @@ def call_poisoned(candidate: Callable, inputs: Sequence[torch.Tensor], device: t
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
         check_trace_hooks()  # before the harness computes anything from the output
+        if poison_empty:  # untrusted: no numeric setting left changed for the harness's own computations (rule 13)
+            check_numeric()
         if identities is not None:
             check_input_identities(inputs, identities)
         shadowing = sorted({name for x in inputs if isinstance(x, torch.Tensor) for name in shadowed_attributes(x)})

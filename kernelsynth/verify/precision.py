@@ -251,7 +251,13 @@ def _fp32_owner(path):
 def tf32(allowed: bool):
     """cuDNN and cuBLAS float32 paths with TF32 ``allowed``; every setting restored afterwards as
     it was, the ``fp32_precision`` ones included."""
-    cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    try:
+        cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    except RuntimeError as e:  # PyTorch refuses the legacy getters once the two APIs were mixed (red team s27 mm1)
+        from .failures import TamperingError
+
+        raise TamperingError(f"the TF32 settings were left in a state PyTorch cannot read ({str(e)[:160]}): "
+                             "the candidate changed process-wide numeric settings") from None
     saved = []
     for path in _FP32_PRECISION:
         try:
