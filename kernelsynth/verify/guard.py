@@ -338,15 +338,17 @@ def check_numeric() -> None:
             raise _numeric_error(changed)
 
 
-def integrity_snapshot() -> Dict[str, int]:
+def integrity_snapshot(baseline: bool = True) -> Dict[str, int]:
     """``{"module.attr": id(value)}`` for every callable or module in the :data:`GUARDED`
-    namespaces and those given to :func:`guard_also` (a :class:`Snapshot`)."""
+    namespaces and those given to :func:`guard_also` (a :class:`Snapshot`). ``baseline``: also
+    make its numeric settings the ones :func:`check_numeric` compares with (a job's snapshot; not
+    the one :func:`check_integrity` takes to compare, which must rebind nothing here)."""
     snap = Snapshot()
     snap.quick = {}
-    # the numeric settings first: this module's own attributes are recorded below, the baseline among them
-    global _NUMERIC_BASELINE
     snap.numeric = numeric_flags()
-    _NUMERIC_BASELINE = tuple(snap.numeric.items())
+    if baseline:  # first: this module's own attributes are recorded below, the baseline among them
+        global _NUMERIC_BASELINE
+        _NUMERIC_BASELINE = tuple(snap.numeric.items())
     # the deferred modes with the wrappers the dynamo hook may put back (taken now, before the candidate
     # runs: the only values a mode's __torch_dispatch__ may change to) and the hook itself
     snap.deferral = dynamo_deferral.state()
@@ -458,7 +460,7 @@ def check_integrity(before: Dict[str, int]) -> None:
         resolved = getattr(before, "namespaces", None) or list(_guarded())
         if len(resolved) == len(quick) and all(name in quick and _same(quick[name], ns) for name, ns in resolved):
             return
-    now = integrity_snapshot()
+    now = integrity_snapshot(baseline=False)
     changed = sorted(k for k, v in before.items() if now.get(k) != v and not _dynamo_generation_tag(k, v)
                      and not _restored(before, k, now))
     # a NEW method on a guarded class shadows the base class's (Tensor.any over TensorBase.any)
