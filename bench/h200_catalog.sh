@@ -17,7 +17,8 @@
 #   EXTRA='task.dtypes=[bfloat16]' bash bench/h200_catalog.sh   # more overrides for every task's run
 #   PARALLEL=1 TASKS="layernorm:240 topk_rows:240" bash bench/h200_catalog.sh
 #       (the tasks start together, each with its own limit; the GPU's lock lets one job at a time
-#       use the GPU, so only the workers' start-up and compiles overlap)
+#       use the GPU, so only the workers' start-up and compiles overlap). Not with PROFILE=true: ncu
+#       fails ("An error was reported by the driver") while another run holds the GPU (session 27)
 # Settings that keep a run short: 1 verification trial per shape (the protocol's other checks all
 # run), one timing repeat, do_bench 10 ms warm-up / 30 ms repetitions, no ncu profile (PROFILE=true: the
 # engine's profile step, ncu on the fastest config of each version and baseline). The ceilings
