@@ -219,8 +219,9 @@ def _internals_changed(saved) -> list:
 #: Process-wide numeric settings (VERIFICATION.md rule 13, session 27): each changes how the harness's
 #: own computations round or where they run -- the reference at the job dtype, the honest computations
 #: of rule 23 (cuDNN's autotuner and determinism switches choose its algorithms), the device of the
-#: tensors the harness makes -- without replacing any function (redteam_s10 mp3 lowered the float32 matmul precision at import; red
-#: team s26 named the rest). Read by name; a read that raises is recorded by its exception's type.
+#: tensors the harness makes -- without replacing any function (redteam_s10 mp3 lowered the float32
+#: matmul precision at import; red team s26 named the rest). Read by name; a read that raises is
+#: recorded by its exception's type.
 NUMERIC_FLAGS = ("torch.get_float32_matmul_precision()", "torch.get_default_dtype()", "torch.get_default_device()",
                  "torch.are_deterministic_algorithms_enabled()", "torch.backends.cudnn.benchmark",
                  "torch.backends.cudnn.deterministic",
