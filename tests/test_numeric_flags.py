@@ -11,17 +11,18 @@ from conftest import ROOT
 from test_redteam_s10_holes import SPECS, _evaluate
 
 RT10 = ROOT / "tests" / "adversarial" / "redteam_s10"
+RT27 = ROOT / "tests" / "adversarial" / "redteam_s27"
 
 
-@pytest.fixture(autouse=True)
-def _restore_numeric_settings(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    precision = torch.get_float32_matmul_precision()
-    cuda_mm, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    bf16_red = torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
-    flash = torch.backends.cuda.flash_sdp_enabled()
-    autocast = torch.is_autocast_enabled("cpu")
-    yield
+def _save():
+    """The settings these tests let candidates change, to put back with :func:`_restore`."""
+    return (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+            torch.backends.cuda.flash_sdp_enabled(), torch.is_autocast_enabled("cpu"))
+
+
+def _restore(saved):
+    precision, cuda_mm, cudnn, bf16_red, flash, autocast = saved
     torch.set_autocast_enabled("cpu", autocast)
     torch.set_float32_matmul_precision(precision)
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = cuda_mm, cudnn
@@ -30,18 +31,37 @@ def _restore_numeric_settings(monkeypatch):
     torch.set_flush_denormal(False)
 
 
+@pytest.fixture(autouse=True)
+def _restore_numeric_settings(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    saved = _save()
+    yield
+    _restore(saved)
+
+
+def _as_in_a_fresh_process():
+    """The newer ``fp32_precision`` settings the legacy setters write through, back at "none" (not
+    set), as a fresh worker has them: this process's earlier legacy writes (``_restore``) left "ieee"."""
+    torch.backends.cuda.matmul.fp32_precision = "none"
+    torch.backends.mkldnn.matmul.fp32_precision = "none"
+
+
 def _verdicts(spec, files):
-    """{stem: (verdict, reason)}: a TamperingError raised out of ``jobs.evaluate`` (before the first
-    trial, as at the first integrity check) is what the worker turns into a "tampering" rejection
-    (kernelsynth/workers.py: classify)."""
+    """{stem: (verdict, reason)}, each file through the harness with the settings put back after it
+    (in a run each external candidate gets a fresh worker): a TamperingError raised out of
+    ``jobs.evaluate`` (before the first trial, as at the first integrity check) is what the worker
+    turns into a "tampering" rejection (kernelsynth/workers.py: classify)."""
     from kernelsynth.verify.failures import TamperingError
 
     out = {}
     for f in files:
+        saved = _save()
         try:
             out[f.stem] = _evaluate(spec, [f], shapes=1)[f.stem][:2]
         except TamperingError as e:
             out[f.stem] = ("tampering", str(e))
+        finally:
+            _restore(saved)
     return out
 
 
@@ -63,12 +83,7 @@ def test_numeric_settings_left_changed_are_tampering_and_restored_ones_are_not(t
                                     "        try:\n            return torch.flip(x, dims=[1])\n"
                                     "        finally:\n            torch.backends.cuda.matmul.allow_tf32 = old\n"),
     ]
-    got = {}
-    for f in files:  # one at a time, the settings put back between them
-        got.update(_verdicts(SPECS / "flip2d" / "spec.yaml", [f]))
-        torch.set_float32_matmul_precision("highest")
-        torch.set_flush_denormal(False)
-        torch.backends.cuda.enable_flash_sdp(True)
+    got = _verdicts(SPECS / "flip2d" / "spec.yaml", files)
     for name, what in (("at_import", "torch.get_float32_matmul_precision() 'highest' -> 'medium'"),
                        ("flush_in_call", "flush_denormal False -> True"),
                        ("sdp_in_call", "torch.backends.cuda.flash_sdp_enabled() True -> False")):
@@ -104,11 +119,13 @@ def test_the_process_fingerprint_sees_a_numeric_setting():
 def test_the_harness_tf32_switch_restores_every_setting_it_touches():
     """precision.tf32 (the honest computations of rule 23 under a tf32 policy) sets the legacy
     ``allow_tf32`` switches, which write through to the newer ``fp32_precision`` ones; setting them
-    back left ``torch.backends.cuda.matmul.fp32_precision`` at "ieee" where it was "none", which the
-    guard would have called tampering on every tf32 task on a GPU. Both values are restored now."""
+    back leaves ``torch.backends.cuda.matmul.fp32_precision`` at "ieee" where it was "none", which the
+    guard would call tampering on every tf32 task on a GPU unless it resolves "none" to the "ieee" it
+    inherits (it does)."""
     from kernelsynth.verify.guard import numeric_changes, numeric_flags
     from kernelsynth.verify.precision import tf32
 
+    _as_in_a_fresh_process()
     before = numeric_flags()
     for allowed in (True, False):
         with tf32(allowed):
@@ -134,7 +151,6 @@ def test_cudnn_algorithm_switches_and_deterministic_algorithms_are_settings_too(
     assert numeric_changes(before) == []
 
 
-RT27 = ROOT / "tests" / "adversarial" / "redteam_s27"
 
 
 def test_redteam_s27_autocast_and_a_setting_left_between_calls_are_refused():
@@ -143,11 +159,10 @@ def test_redteam_s27_autocast_and_a_setting_left_between_calls_are_refused():
     worker and the audit); mm1 left the float32 matmul precision lowered between two calls of one
     trial and put it back before the trial's integrity check (the honest computations ran under
     it). Autocast is a numeric setting now, and the settings are compared after every call."""
-    got = {}
-    for n in ("ma1_autocast_bf16_every_call", "ma2_autocast_bf16_on_seen_tensor", "mm1_precision_lowered_between_calls"):
-        got.update(_verdicts(SPECS / "matmul_bias_gelu" / "spec.yaml", [RT27 / "matmul_bias_gelu" / f"{n}.py"]))
-        torch.set_autocast_enabled("cpu", False)  # each in a fresh worker in a run: put the process back
-        torch.set_float32_matmul_precision("highest")
+    got = _verdicts(SPECS / "matmul_bias_gelu" / "spec.yaml",
+                    [RT27 / "matmul_bias_gelu" / f"{n}.py" for n in (
+                        "ma1_autocast_bf16_every_call", "ma2_autocast_bf16_on_seen_tensor",
+                        "mm1_precision_lowered_between_calls")])
     for name in ("ma1_autocast_bf16_every_call", "ma2_autocast_bf16_on_seen_tensor"):
         verdict, reason = got[name]
         assert verdict in ("rejected", "tampering") and "autocast cpu (False" in reason, (name, verdict, reason)
@@ -159,5 +174,6 @@ def test_redteam_s27_h1_an_honest_set_and_restore_of_the_precision_is_accepted()
     """h1 saves get_float32_matmul_precision(), sets 'high' and restores the old value: the restore
     writes "ieee" where "none" (inherited, meaning "ieee") was. Rejected as tampering before the
     fp32_precision values were resolved through their hierarchy."""
+    _as_in_a_fresh_process()
     got = _verdicts(SPECS / "flip2d" / "spec.yaml", [RT27 / "flip2d" / "h1_honest_precision_set_and_restored.py"])
     assert got["h1_honest_precision_set_and_restored"] == ("accepted", ""), got

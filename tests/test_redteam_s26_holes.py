@@ -60,6 +60,21 @@ class ModelNew(torch.nn.Module):
 """
 
 
+def _float32_request(tmp_path, task, source, name, **changes):
+    """The float32 job request of the external candidate ``source`` (written to ``name``.py) on
+    ``task``'s CPU plan, with ``changes`` applied (verify_shapes, derived_shapes, probes, ...)."""
+    import dataclasses
+
+    from test_redteam_s10_holes import CPU_HW, Exploration, ExternalCandidate, load_spec
+
+    f = tmp_path / f"{name}.py"
+    f.write_text(source)
+    job = next(j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(
+        load_spec(SPECS / task / "spec.yaml"), CPU_HW, external=[ExternalCandidate(f.stem, f)])
+        if j.request.candidate.role == "external" and j.request.dtype == "float32")
+    return dataclasses.replace(job.request, **changes)
+
+
 @pytest.mark.parametrize("task,source,shape", [
     ("causal_attention", _TF32_ATTENTION, {"B": 1, "H": 2, "S": 37}),
     ("conv_relu_maxpool", _TF32_CONV, {"N": 1, "C_in": 64, "C_out": 16, "H": 10, "W": 10}),
@@ -71,21 +86,14 @@ def test_the_ordinary_call_before_a_probe_is_held_to_the_looser_tolerance(tmp_pa
     the ordinary one, conv's probe (its parameters scaled 2^17 too: outputs 2^17 larger) rejected
     every TF32 version. The CPU plan's even shapes hid both (attention: one key, exact; conv: small
     sums). Here: the policy's own TF32 emulation (truncated operands), each on one even shape."""
+    from kernelsynth.jobs import evaluate
+
     import dataclasses
 
-    from kernelsynth.jobs import evaluate
-    from test_redteam_s10_holes import CPU_HW, Exploration, ExternalCandidate, load_spec
-
-    honest = tmp_path / "tf32_honest.py"
-    honest.write_text(source)
-    spec = load_spec(SPECS / task / "spec.yaml")
-    job = next(j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(
-        spec, CPU_HW, external=[ExternalCandidate(honest.stem, honest)])
-        if j.request.candidate.role == "external" and j.request.dtype == "float32")
-    req = dataclasses.replace(job.request, verify_shapes=[shape], derived_shapes=[],
-                              probes=[q for q in job.request.probes if not isinstance(q.get("value"), list)
-                                      and q.get("kind") == "scale"])
-    assert req.probes, job.request.probes  # the fixed-scale probe is in the plan
+    req = _float32_request(tmp_path, task, source, "tf32_honest", verify_shapes=[shape], derived_shapes=[])
+    req = dataclasses.replace(req, probes=[q for q in req.probes
+                                           if not isinstance(q.get("value"), list) and q.get("kind") == "scale"])
+    assert req.probes  # the fixed-scale probe is in the plan
     res = evaluate(req)
     assert (res.verdict, res.reason) == ("accepted", ""), res.reason
 
@@ -97,21 +105,13 @@ def test_the_parent_audit_leaves_out_lower_format_outputs_the_honest_emulation_s
     rounded to a lower format: 32.04 %" -- which had no honest outputs to compare with. The oracle now
     sends where they are in the lower format (``honest_low``). A one-key shape (each output is v
     rounded to TF32, as the TF32 emulation gives it) through the real worker, oracle and audit."""
-    import dataclasses
-
     from kernelsynth.audit import audit_problem
     from kernelsynth.jobs import evaluate, oracle
-    from test_redteam_s10_holes import CPU_HW, Exploration, ExternalCandidate, load_spec
 
-    honest = tmp_path / "tf32_pv.py"
-    honest.write_text(_TF32_ATTENTION.replace("torch.softmax(s, -1) @ v",
-                                              "truncate_mantissa(torch.softmax(s, -1), 10) @ truncate_mantissa(v, 10)"))
-    spec = load_spec(SPECS / "causal_attention" / "spec.yaml")
-    job = next(j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(
-        spec, CPU_HW, external=[ExternalCandidate(honest.stem, honest)])
-        if j.request.candidate.role == "external" and j.request.dtype == "float32")
-    req = dataclasses.replace(job.request, verify_shapes=[{"B": 4, "H": 2, "S": 1}, {"B": 3, "H": 2, "S": 1}],
-                              derived_shapes=[], probes=[])
+    source = _TF32_ATTENTION.replace("torch.softmax(s, -1) @ v",
+                                     "truncate_mantissa(torch.softmax(s, -1), 10) @ truncate_mantissa(v, 10)")
+    req = _float32_request(tmp_path, "causal_attention", source, "tf32_pv", derived_shapes=[], probes=[],
+                           verify_shapes=[{"B": 4, "H": 2, "S": 1}, {"B": 3, "H": 2, "S": 1}])
     res = evaluate(req)
     assert (res.verdict, res.reason) == ("accepted", ""), res.reason
     refs = oracle(req)["references"]

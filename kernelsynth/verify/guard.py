@@ -326,6 +326,12 @@ def _numeric_error(changed: list) -> TamperingError:
                           + " -- a kernel may change them inside its call only if it restores them before returning")
 
 
+def _check_numeric_against(baseline: Optional[Dict[str, object]]) -> None:
+    changed = numeric_changes(baseline) if baseline is not None else []
+    if changed:  # the harness's references and honest computations would round differently (rule 13)
+        raise _numeric_error(changed)
+
+
 def check_numeric() -> None:
     """After every verified call of an untrusted candidate (``verify.poison.call_poisoned``) and
     before the harness computes from its output: raise TamperingError when a numeric setting
@@ -333,10 +339,7 @@ def check_numeric() -> None:
     left a window: a setting changed at the end of one call and put back at the start of the next
     call of the same trial (the staleness check's) had the harness's honest computations run under
     it in between (red team s27 mm1)."""
-    if _NUMERIC_BASELINE is not None:
-        changed = numeric_changes(dict(_NUMERIC_BASELINE))
-        if changed:
-            raise _numeric_error(changed)
+    _check_numeric_against(None if _NUMERIC_BASELINE is None else dict(_NUMERIC_BASELINE))
 
 
 def integrity_snapshot(baseline: bool = True) -> Dict[str, int]:
@@ -451,10 +454,7 @@ def check_integrity(before: Dict[str, int]) -> None:
     if swapped:
         raise TamperingError(f"the candidate swapped the code, defaults or closure of {', '.join(swapped[:8])}"
                              + (f" and {len(swapped) - 8} more" if len(swapped) > 8 else ""))
-    numeric = getattr(before, "numeric", None)
-    changed = numeric_changes(numeric) if numeric is not None else []
-    if changed:  # the harness's references and honest computations would round differently (rule 13)
-        raise _numeric_error(changed)
+    _check_numeric_against(getattr(before, "numeric", None))
     quick = getattr(before, "quick", None)
     if quick is not None:
         # the namespace objects the snapshot recorded (a module swapped in sys.modules is caught above)

@@ -234,45 +234,25 @@ def truncate_mantissa(t: torch.Tensor, bits: int) -> torch.Tensor:
     return torch.where(torch.isfinite(x), y, x)
 
 
-#: The newer API's settings the legacy ``allow_tf32`` switches write through (torch >= 2.9): setting
-#: ``allow_tf32`` back leaves ``fp32_precision`` at "ieee" where it was "none", so :func:`tf32`
-#: restores them by name too (the integrity guard compares them: ``verify.guard.numeric_flags``).
-_FP32_PRECISION = (("cuda", "matmul"), ("cudnn", "conv"), ("cudnn", "rnn"), ("cudnn",), ())
-
-
-def _fp32_owner(path):
-    owner = torch.backends
-    for name in path:
-        owner = getattr(owner, name)
-    return owner
-
-
 @contextlib.contextmanager
 def tf32(allowed: bool):
-    """cuDNN and cuBLAS float32 paths with TF32 ``allowed``; every setting restored afterwards as
-    it was, the ``fp32_precision`` ones included."""
+    """cuDNN and cuBLAS float32 paths with TF32 ``allowed`` (restored afterwards). Setting the legacy
+    switches back writes "ieee" into the newer ``fp32_precision`` settings where "none" (inherited,
+    meaning "ieee") was: the same setting to the integrity guard (``verify.guard.numeric_flags``
+    resolves "none"). Raises TamperingError when PyTorch refuses to read the switches (a candidate
+    left the legacy and newer APIs mixed: red team s27 mm1)."""
     try:
         cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
-    except RuntimeError as e:  # PyTorch refuses the legacy getters once the two APIs were mixed (red team s27 mm1)
+    except RuntimeError as e:
         from .failures import TamperingError
 
         raise TamperingError(f"the TF32 settings were left in a state PyTorch cannot read ({str(e)[:160]}): "
                              "the candidate changed process-wide numeric settings") from None
-    saved = []
-    for path in _FP32_PRECISION:
-        try:
-            owner = _fp32_owner(path)
-            saved.append((owner, owner.fp32_precision))
-        except (AttributeError, RuntimeError):  # a torch without the newer API
-            pass
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = allowed
     try:
         yield
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
-        for owner, value in saved:
-            if owner.fp32_precision != value:
-                owner.fp32_precision = value
 
 
 class _Mapped:
