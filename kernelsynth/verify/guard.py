@@ -176,6 +176,7 @@ def _cells(fn) -> tuple:
 
 
 _CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter(a) for a in ("__code__", "__defaults__", "__kwdefaults__"))
+_CLOSURE, _CONTENTS = attrgetter("__closure__"), attrgetter("cell_contents")
 
 
 def _internals(namespaces) -> tuple:
@@ -185,7 +186,9 @@ def _internals(namespaces) -> tuple:
     contents. A function keeps its identity when its code, defaults or closure
     cells are swapped (``compare.__code__ = ...``), so the identity of the namespace's values alone
     does not see it (session 21). Returns ``(functions, their __code__, __defaults__,
-    __kwdefaults__, [(function, closure contents)])``, strong references."""
+    __kwdefaults__, [(function, closure contents)], flat)``, strong references; ``flat`` is the
+    same closures laid out for one C-level identity pass (:func:`_cells_unchanged`): ``(the closed
+    functions, their __closure__ tuples, every cell of them, every cell's contents)``."""
     fns, seen, closed = [], set(), []
     for name, ns in namespaces:
         for fn in _functions(ns):
@@ -197,7 +200,27 @@ def _internals(namespaces) -> tuple:
                     closed.append(fn)
     fns = tuple(fns)
     cells = [(fn, _cells(fn)) for fn in closed]
-    return fns, tuple(map(_CODE, fns)), tuple(map(_DEFAULTS, fns)), tuple(map(_KWDEFAULTS, fns)), cells
+    closed = tuple(closed)
+    closures = tuple(map(_CLOSURE, closed))
+    flat = (closed, closures, tuple(c for cl in closures for c in cl), tuple(x for _, was in cells for x in was))
+    return fns, tuple(map(_CODE, fns)), tuple(map(_DEFAULTS, fns)), tuple(map(_KWDEFAULTS, fns)), cells, flat
+
+
+def _cells_unchanged(saved) -> bool:
+    """Whether every closure cell of :func:`_internals`' ``saved`` still holds the very object
+    recorded: one identity pass over all cells at C speed (``flat``), the closure tuples compared
+    by identity first (``__closure__`` is read-only, so this is what the per-function
+    ``_cells(fn)`` comparison reads); a cell that is empty now (reading it raises ValueError)
+    answers through that per-function comparison (its ``_EMPTY_CELL`` marker)."""
+    cells = saved[4]
+    if len(saved) > 5:
+        closed, closures, flat_cells, flat_was = saved[5]
+        if all(map(is_, map(_CLOSURE, closed), closures)):
+            try:
+                return len(flat_cells) == len(flat_was) and all(map(is_, map(_CONTENTS, flat_cells), flat_was))
+            except ValueError:  # an empty cell: the per-function comparison below (its marker)
+                pass
+    return all(all(map(is_, _cells(fn), was)) for fn, was in cells)
 
 
 def _internals_changed(saved) -> list:
@@ -205,10 +228,9 @@ def _internals_changed(saved) -> list:
     closure contents are no longer the very objects recorded (identity, C-speed first)."""
     if not saved:
         return []
-    fns, codes, defaults, kwdefaults, cells = saved
+    fns, codes, defaults, kwdefaults, cells = saved[:5]
     if all(map(is_, map(_CODE, fns), codes)) and all(map(is_, map(_DEFAULTS, fns), defaults)) and \
-            all(map(is_, map(_KWDEFAULTS, fns), kwdefaults)) and \
-            all(all(map(is_, _cells(fn), was)) for fn, was in cells):
+            all(map(is_, map(_KWDEFAULTS, fns), kwdefaults)) and _cells_unchanged(saved):
         return []
     changed = [fn for fn, c, d, k in zip(fns, codes, defaults, kwdefaults)
                if fn.__code__ is not c or fn.__defaults__ is not d or fn.__kwdefaults__ is not k]
