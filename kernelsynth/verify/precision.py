@@ -463,16 +463,24 @@ def _low_bits_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = (),
     format -- an attention row over one key is ``v`` rounded to TF32, float16's mantissa -- is not
     counted (session 26; pooling the honest fraction over a group instead let red team s26's ca_l2
     store every other output in float16). Zeros for a dtype without a lower format."""
+    low, normal = _low_bits_int_counts(t, honest, exclude)
+    return low.to(torch.float64), normal.to(torch.float64)
+
+
+def _low_bits_int_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = (),
+                         exclude: Optional[torch.Tensor] = None):
+    """:func:`_low_bits_counts` as int64 device tensors (the exact counts it converts;
+    :func:`trial_sums` converts all its counts with one operation)."""
     got = _low_bits_mask(t)
     if got is None:
-        z = torch.zeros((), dtype=torch.float64, device=t.device)
+        z = torch.zeros((), dtype=torch.int64, device=t.device)
         return z, z
     low, normal = got
     other = honest_low_mask(honest, t.shape)
     for m in (other, exclude):
         if m is not None:
             low = low & ~m.to(device=low.device, dtype=torch.bool)
-    return low.sum().to(torch.float64), normal.sum().to(torch.float64)
+    return low.sum(), normal.sum()
 
 
 def magnitude(ref64: torch.Tensor, scale: torch.Tensor) -> float:
@@ -515,7 +523,8 @@ def _factor(s: torch.Tensor, rabs: torch.Tensor, keep: torch.Tensor) -> torch.Te
     r = torch.nan_to_num(rabs, nan=0.0, posinf=0.0)
     big = torch.maximum(s, r)
     one = torch.ones((), dtype=torch.float64, device=s.device)
-    return torch.where(keep & (big > 0), s / torch.where(big > 0, big, one), one)
+    positive = big > 0  # once for both uses
+    return torch.where(keep & positive, s / torch.where(positive, big, one), one)
 
 
 def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
@@ -559,7 +568,9 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
                 "honest": [(0.0, 0)] * len(honest), "honest_tail": [(0, 0)] * len(honest), "rel": None,
                 "honest_rel": [], "rel_threshold": None}
     hs = [base.errors(h) for h in honest]
-    hsq = [((e * e).sum(), keep.sum().to(torch.float64)) for e, keep, _, _ in hs]
+    # the element counts stay int64 (exact) until the one conversion below; ``n`` divides a float64 sum
+    # there as it did converted (int64 -> float64 is exact below 2^53: the same quotient, bit for bit)
+    hsq = [((e * e).sum(), keep.sum()) for e, keep, _, _ in hs]
     e, keep, diff, finite = got
     rabs = base.r.abs()
     f = _factor(base.s, rabs, keep)
@@ -570,14 +581,18 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
         thr = TAIL_K * (room * rms + slack)
     else:
         thr = torch.tensor(float(threshold), dtype=torch.float64, device=dev)
-    # every value a float64 scalar on ``dev`` already (the output's own counts moved there), so one stack
-    vals = [(e * e).sum(), keep.sum().to(torch.float64), ((e * f).abs() > thr).sum().to(torch.float64),
-            *(c.to(dev) for c in _low_bits_counts(out, honest, low_exclude))]
-    vals += list(_low_bits_counts(ref64.to(out.dtype))) if honest else [zero, zero]
-    vals.append(thr)
+    # float64 sums and int64 counts, each a scalar on ``dev`` (the output's own counts moved there):
+    # the counts converted to float64 by one operation, all read back with one device sync
+    sums = [(e * e).sum(), thr]
+    counts = [keep.sum(), ((e * f).abs() > thr).sum(),
+              *(c.to(dev) for c in _low_bits_int_counts(out, honest, low_exclude))]
+    if honest:
+        counts += list(_low_bits_int_counts(ref64.to(out.dtype)))
+    else:
+        counts += [torch.zeros((), dtype=torch.int64, device=dev)] * 2
     for x, (s, n) in zip(hf, hsq):
-        vals += [s, n, (x.abs() > thr).sum().to(torch.float64)]
-    k = len(vals)
+        sums.append(s)
+        counts += [n, (x.abs() > thr).sum()]
     if relative is not None:  # the relative tail: the candidate, then each honest output
         judged = base.finite_r & (rabs >= RELATIVE_FLOOR)
         if linear:  # a sum errs by u times its partial sums, of the size of max(s_i, |y_i|), not of |y_i|
@@ -586,13 +601,16 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
             bar = rabs * (relative + TAIL_K * acc)
         for d, fin in ((diff, finite), *((hd, hfin) for _, _, hd, hfin in hs)):
             mask = judged & fin
-            vals += [(mask & (d.abs() > bar)).sum().to(torch.float64), mask.sum().to(torch.float64)]
-    v = torch.stack(vals).tolist()  # one device sync
-    hon = [v[8 + 3 * i: 11 + 3 * i] for i in range(len(hs))]
-    rel = [(int(v[k + 2 * i]), int(v[k + 2 * i + 1])) for i in range(1 + len(honest))] if relative is not None else None
-    return {"slack": slack, "candidate": (v[0], int(v[1])), "tail": (int(v[2]), int(v[1])), "low": (int(v[3]), int(v[4])),
-            "ref_low": (int(v[5]), int(v[6])), "threshold": v[7],
-            "honest": [(h[0], int(h[1])) for h in hon], "honest_tail": [(int(h[2]), int(h[1])) for h in hon],
+            counts += [(mask & (d.abs() > bar)).sum(), mask.sum()]
+    v = torch.cat([torch.stack(sums), torch.stack(counts).to(torch.float64)]).tolist()  # one device sync
+    c = [int(x) for x in v[len(sums):]]  # the counts, in the order appended
+    v = v[:len(sums)]
+    hon = [(v[2 + i], c[6 + 2 * i], c[7 + 2 * i]) for i in range(len(hs))]  # (sum e^2, n, tail) per honest output
+    k = 6 + 2 * len(hs)
+    rel = [(c[k + 2 * i], c[k + 2 * i + 1]) for i in range(1 + len(honest))] if relative is not None else None
+    return {"slack": slack, "candidate": (v[0], c[0]), "tail": (c[1], c[0]), "low": (c[2], c[3]),
+            "ref_low": (c[4], c[5]), "threshold": v[1],
+            "honest": [(h[0], h[1]) for h in hon], "honest_tail": [(h[2], h[1]) for h in hon],
             "rel": rel[0] if rel else None, "honest_rel": rel[1:] if rel else [], "rel_threshold": relative}
 
 
