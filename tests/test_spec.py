@@ -142,6 +142,18 @@ def test_a_determinism_bound_per_dtype_reaches_only_that_dtypes_jobs(flip2d_copy
     assert bounds == {("float32", str({"atol": 3e-3, "rtol": 3.05e-5})), ("bfloat16", "None")}, bounds
 
 
+def test_a_run_narrowed_to_another_dtype_keeps_the_specs_per_dtype_determinism_keys():
+    """Session 28 on the GPU: `task=cumsum_rows 'task.dtypes=[bfloat16]'` stopped with "field
+    'determinism.float32': expected one of the known keys ['bfloat16', 'source']" -- the keys were
+    checked against the run's dtypes, not the spec's. The spec as shipped, narrowed either way."""
+    from kernelsynth.paths import SPECS_DIR
+
+    path = SPECS_DIR / "cumsum_rows" / "spec.yaml"
+    assert load_spec(path, dtypes=["bfloat16"]).determinism == {}  # bfloat16 stays bitwise
+    assert load_spec(path, dtypes=["float32"]).determinism == {"float32": {"atol": 3e-3, "rtol": 3.05e-5}}
+    assert load_spec(path).determinism == {"float32": {"atol": 3e-3, "rtol": 3.05e-5}}
+
+
 @pytest.mark.parametrize("mutate, field, expected", [
     (lambda d: d.update(determinism={"atol": -1, "rtol": 0}), "determinism.atol", "non-negative"),
     (lambda d: d.update(determinism={"rtol": 0}), "determinism.atol", "required"),
