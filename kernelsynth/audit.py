@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from .verify.failures import VerificationFailure
-from .verify.transport import audit_key, tensor_of
+from .verify.transport import FRESH_GROUP, audit_key, tensor_of
 
 
 def special_values_of(request):
@@ -37,7 +37,9 @@ def expected_keys(request) -> Dict[str, tuple]:
     """``{"<group>:<shape index>:<trial>": (shape, trial, special_values)}`` audited for one evaluate
     request (a :class:`kernelsynth.contract.JobRequest`): every trial of every listed shape, the
     input-range probes' trial on every listed shape (group ``probe<k>``, rule 24), of each derived
-    shape (one trial) and of the timing shape. (Auditing only the last trial let a
+    shape (one trial) and of the timing shape, and on every listed shape the staleness check's
+    first call on its overwritten input (group :data:`~kernelsynth.verify.transport.FRESH_GROUP`,
+    trial 0's models; rule 23 meters it in the worker: session 28). (Auditing only the last trial let a
     candidate be wrong on the others.)"""
     keys: Dict[str, tuple] = {}
     special = special_values_of(request)
@@ -50,6 +52,8 @@ def expected_keys(request) -> Dict[str, tuple]:
         for si, shape in enumerate(shapes):
             for t in range(trials):
                 keys[audit_key(group, si, t)] = (shape, t, sv)
+    for si, shape in enumerate(request.verify_shapes):  # the staleness check's call on an overwritten input
+        keys[audit_key(FRESH_GROUP, si, 0)] = (shape, 0, special)
     return keys
 
 
@@ -118,7 +122,8 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
         except VerificationFailure as e:
             return f"{where}: {e}"
         if precision and "scale" in ref:
-            meter = meters.setdefault(key.split(":")[0], PrecisionMeter(precision))
+            group = key.split(":")[0]  # the fresh call pools with the listed shapes, as in the worker
+            meter = meters.setdefault("listed" if group == FRESH_GROUP else group, PrecisionMeter(precision))
             low = ref.get("honest_low")  # the oracle's: where an honest output is in the lower format too
             sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"),
                               relative=ref.get("rel_threshold"), slack=ref.get("acc_slack", ACCUMULATION),

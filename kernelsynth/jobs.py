@@ -60,10 +60,10 @@ from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.
 from .screen import host_access
 from .verify.precision import (HonestReferences, PrecisionMeter, headroom, honest_low_mask, relative_threshold,
                                trial_sums)
-from .verify.protocol import check_small_groups
+from .verify.protocol import check_small_groups, fresh_plan, refresh_inputs
 from .verify.inputs import apply_probe, probe_has_precision, reach
 from .audit import special_values_of
-from .verify.transport import audit_view
+from .verify.transport import FRESH_GROUP, audit_view
 from .verify.census import profiled_of
 from .verify.guard import check_numeric, dispatch_tables
 from .verify.refmemo import MEMO, LazyReference
@@ -566,13 +566,18 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     reached: Dict[tuple, Dict[str, int]] = {}
     for key, (shape, t, special) in expected_keys(p).items():
         group, si, _ = parse_audit_key(key)
+        fresh = group == FRESH_GROUP  # the staleness check's call on trial 0's overwritten input
+        group = "listed" if fresh else group
         seed, perturb = build_seed(p.seed, group, si, t)  # as the candidate's worker builds them
         init = init_inputs(ref_mod, shape, seed)
         perturb = probe_perturb(p.probes, group) or perturb
         probe = p.probes[int(group[len("probe"):])] if group.startswith("probe") else None
         try:
             model = _reference(ref_mod, init, device, dtype, seed, perturb)
-            inputs, _ = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special, probe)
+            inputs, gen = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special, probe)
+            if fresh:  # as check_repeat_and_fresh overwrites it, from the same generator
+                which, plant = fresh_plan(p.verify_shapes, si)
+                refresh_inputs(inputs, ref_mod.get_inputs, shape, dtype, device, gen, which, plant)
             ref = run_reference(model, inputs, p.comparison, dtype)
         except Exception as e:  # the task's own reference: name the shape (a derived one may break a rule)
             if (group, si) == ("listed", 0):  # the spec's own first shape breaks no rule: the reference is broken
@@ -582,7 +587,8 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
             raise RuntimeError(f"on shape {shape_label(shape)} ({group} shapes): {type(e).__name__}: {e} -- "
                                f"{hint}") from e
         _check_reach(reached, shape, init, inputs)
-        where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "")
+        where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "") + \
+            (" (the staleness check's call after the input was overwritten in place)" if fresh else "")
         refs[key] = {"where": where, "digest": digest(ref, p.comparison)}
         if probe:  # its tolerance (the parent compares with it: kernelsynth/audit.py)
             refs[key]["tol"] = probe_tolerance(p.tol, probe)

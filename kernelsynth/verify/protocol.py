@@ -20,7 +20,7 @@ from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_e
 from .poison import call_poisoned
 from .refmemo import output_hash, output_hashes
 from .precision import MIN_ELEMENTS, POOL_PER_TRIAL, HonestReferences, PrecisionMeter, accumulation_slack
-from .transport import audit_key, digest
+from .transport import FRESH_GROUP, audit_key, digest
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,8 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"], out_strides=strides,
                                                     last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
-                                                    exchange=si == extra, rounds=len(shapes) // 2, metered=metered)
+                                                    exchange=si == extra, rounds=len(shapes) // 2, metered=metered,
+                                                    audit_as=audit_key(FRESH_GROUP, si, t) if group == "listed" else None)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -305,12 +306,36 @@ def recheck_after_settling(retained, comparison, tol, device, threads_before, se
                                       f"after the call returned): {e}") from None
 
 
+def refresh_inputs(inputs: list, get_inputs: Callable, shape: Dict[str, int], dtype: torch.dtype,
+                   device: torch.device, gen: torch.Generator, which: Optional[int], plant: bool) -> list:
+    """Step 2 of :func:`check_repeat_and_fresh`: overwrite the tensors of ``inputs`` in place with
+    fresh values drawn from ``gen`` (the trial's generator, after :func:`~kernelsynth.verify.inputs.trial_inputs`),
+    then, with ``plant``, plant the block that step 4 exchanges
+    (:func:`~kernelsynth.verify.inputs.plan_exchange` of input ``which``). Returns that exchange's
+    changes (empty without ``plant``). One function for the worker and the independent reference
+    process (:func:`kernelsynth.jobs.oracle`), which replays it on trial 0's inputs."""
+    fresh = list(get_inputs(shape, dtype, device, gen))
+    for x, f in zip(inputs, fresh):
+        if isinstance(x, torch.Tensor):
+            x.copy_(f)
+    plan, exchange = plan_exchange(inputs, gen, which) if plant else ([], [])
+    apply_changes(inputs, plan)  # part of the overwrite: the block step 4 exchanges
+    return exchange
+
+
+def fresh_plan(shapes: Sequence[Dict[str, int]], si: int) -> tuple:
+    """``(which, plant)`` of :func:`refresh_inputs` on listed shape number ``si`` of ``shapes``, as
+    :func:`verify` sets them for :func:`check_repeat_and_fresh`: input ``si // 2``, and the planted
+    block on the odd shapes and on :func:`~kernelsynth.verify.inputs.exchange_extra`'s even one."""
+    return si // 2, si % 2 == 1 or si == exchange_extra(list(shapes))
+
+
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
                            out_dtype: Optional[torch.dtype] = None, out_strides: Optional[tuple] = None,
                            last_only: bool = False, nudge: bool = True,
                            which: Optional[int] = None, exchange: bool = False, rounds: Optional[int] = None,
-                           metered: Optional[Callable] = None):
+                           metered: Optional[Callable] = None, audit_as: Optional[str] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -362,6 +387,10 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     ``metered(out, inputs, ref)`` (:func:`verify` passes it under a precision policy): step 2's
     output goes to rule 23's meter too -- the first call on an input tensor the candidate has seen
     (redteam_s24 ge_r1 rounded its outputs only then, as a decode loop's static buffers would meet).
+    ``audit_as``: the audit key (:func:`~kernelsynth.verify.transport.audit_key` of group
+    :data:`FRESH_GROUP`) under which step 2's output is recorded in ``policy.audit``, right after the
+    call, for the parent's independent check (:func:`kernelsynth.jobs.oracle` replays its inputs:
+    :func:`fresh_inputs`); None: not recorded (session 28: that call was judged by the worker alone).
 
     The changes of steps 3 and 4 are written through ``Tensor.data``
     (:func:`~kernelsynth.verify.inputs.apply_changes`), so the input's version counter does not
@@ -380,15 +409,12 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     if not bool((_bits(out.contiguous()) == _bits(first.contiguous())).all()):
         raise VerificationFailure("the first output changed after it was returned (a later call or "
                                   "background work wrote into it)")
-    fresh = list(get_inputs(shape, policy.dtype, device, gen))
-    for x, f in zip(inputs, fresh):
-        if isinstance(x, torch.Tensor):
-            x.copy_(f)
     extra = exchange and not last_only  # an even shape with the exchange too (first, before the other changes)
-    plant, exchange = plan_exchange(inputs, gen, which) if last_only or extra else ([], [])
-    apply_changes(inputs, plant)  # part of the overwrite: the block step 4 exchanges
+    exchange = refresh_inputs(inputs, get_inputs, shape, policy.dtype, device, gen, which, last_only or extra)
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
+    if audit_as is not None and policy.audit is not None:  # as every trial's output (kernelsynth/audit.py)
+        policy.audit[audit_as] = digest(out2, comparison)
     ref2 = run_reference(ref_model, refreshed, comparison, policy.dtype, policy.memo)
     try:
         compare(out2, ref2, comparison, tol, out_dtype, out_strides)

@@ -26,6 +26,12 @@ SAMPLE_ELEMENTS = 2**18
 _PRIME = 2147483647  # 2^31 - 1
 
 
+#: The audit group of the staleness check's first call on an overwritten input (step 2 of
+#: :func:`kernelsynth.verify.protocol.check_repeat_and_fresh`), one per listed shape: ``"fresh:<shape index>:0"``.
+#: Its precision pools with the listed shapes' (rule 23), as in the worker.
+FRESH_GROUP = "fresh"
+
+
 def audit_key(group: str, si: int, t: int) -> str:
     """The name of one audited trial: ``"<group>:<shape index>:<trial>"`` (``"listed:0:4"``)."""
     return f"{group}:{si}:{t}"
