@@ -60,7 +60,7 @@ from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.
 from .screen import host_access
 from .verify.precision import (HonestReferences, PrecisionMeter, headroom, honest_low_mask, relative_threshold,
                                trial_sums)
-from .verify.protocol import check_small_groups, fresh_plan, refresh_inputs
+from .verify.protocol import check_small_groups, fresh_plan, refresh_inputs, staleness_copies
 from .verify.inputs import apply_probe, probe_has_precision, reach
 from .audit import special_values_of
 from .verify.transport import FRESH_GROUP, audit_view
@@ -575,8 +575,9 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
         try:
             model = _reference(ref_mod, init, device, dtype, seed, perturb)
             inputs, gen = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special, probe)
-            if fresh:  # as check_repeat_and_fresh overwrites it, from the same generator
+            if fresh:  # as check_repeat_and_fresh overwrites it, from the same generator, on the same copies
                 which, plant = fresh_plan(p.verify_shapes, si)
+                inputs = staleness_copies(inputs)
                 refresh_inputs(inputs, ref_mod.get_inputs, shape, dtype, device, gen, which, plant)
             ref = run_reference(model, inputs, p.comparison, dtype)
         except Exception as e:  # the task's own reference: name the shape (a derived one may break a rule)

@@ -84,3 +84,68 @@ def test_a_wrong_or_rounded_fresh_output_the_worker_let_through_fails_the_audit(
         rounded[k] = digest(truncate_mantissa(tensor_of(res.audit[k]), 16), "allclose")
     msg = audit_problem(rounded, refs, "allclose", req.tol, req.precision)
     assert msg and "listed shapes" in msg and "RMS" in msg, msg  # the fresh calls pool with the listed shapes, as in the worker
+
+
+# swiglu's get_inputs returning inputs that are not independent dense tensors (red team s28): the
+# worker overwrites copies of them, and the oracle must replay on such copies too
+_GET_INPUTS = {
+    "overlapping_views": '''
+    x = torch.randn((shape["M"], shape["N"] + 1), dtype=torch.float32, device=device, generator=generator).to(dtype)
+    return [x[:, :-1], x[:, 1:]]''',
+    "one_tensor_twice": '''
+    x = torch.randn((shape["M"], shape["N"]), dtype=torch.float32, device=device, generator=generator).to(dtype)
+    return [x, x]''',
+    "expanded": '''
+    a = torch.randn((shape["M"], shape["N"]), dtype=torch.float32, device=device, generator=generator).to(dtype)
+    b = torch.randn((shape["N"],), dtype=torch.float32, device=device, generator=generator).to(dtype)
+    return [a, b.expand(shape["M"], shape["N"])]''',
+    "requires_grad": '''
+    a = torch.randn((shape["M"], shape["N"]), dtype=torch.float32, device=device, generator=generator).to(dtype)
+    b = torch.randn((shape["M"], shape["N"]), dtype=torch.float32, device=device, generator=generator).to(dtype)
+    return [a.requires_grad_(), b]''',
+}
+
+HONEST_SWIGLU = '''
+import torch
+import torch.nn.functional as F
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b):
+        with torch.no_grad():
+            return (F.silu(a.double()) * b.double()).to(a.dtype)
+'''
+
+
+@pytest.mark.parametrize("style", sorted(_GET_INPUTS))
+def test_the_oracle_replays_the_overwrite_on_the_workers_copies(tmp_path, monkeypatch, style):
+    """Red team s28 (on e3f6666): with inputs that share memory, are broadcast or require grad, the
+    oracle overwrote the raw trial inputs -- other values than the worker's dense copies got (the
+    views: every honest candidate failed the audit at the odd shapes), or an exception that stopped
+    the task as if its reference were broken (the others)."""
+    import re
+    import shutil
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from kernelsynth.audit import audit_problem
+    from kernelsynth.jobs import evaluate, oracle
+
+    folder = tmp_path / f"sw_{style}"
+    shutil.copytree(ROOT / "specs" / "swiglu", folder)
+    ref = folder / "reference.py"
+    text = ref.read_text()
+    body = re.search(r"def get_inputs\(shape, dtype, device, generator\):\n(.*?)(?=\n\S|\Z)", text, re.S)
+    assert body, "swiglu's get_inputs moved"
+    ref.write_text(text[:body.start(1)] + _GET_INPUTS[style].lstrip("\n") + "\n" + text[body.end(1):])
+    f = tmp_path / "honest_swiglu.py"
+    f.write_text(HONEST_SWIGLU)
+    spec = load_spec(folder / "spec.yaml")
+    job = next(j for j in Exploration(trials=1, baselines=False, sources=["external"]).plan(
+        spec, CPU_HW, external=[ExternalCandidate(f.stem, f)]) if j.request.candidate.role == "external")
+    req = dataclasses.replace(job.request, derived_shapes=[], probes=[],
+                              verify_shapes=[{"M": 1, "N": 1}, {"M": 17, "N": 33}, {"M": 2, "N": 5}])
+    res = evaluate(req)
+    assert (res.verdict, res.reason) == ("accepted", ""), res.reason
+    refs = oracle(req)["references"]
+    assert {f"fresh:{si}:0" for si in range(3)} <= set(refs)
+    assert audit_problem(res.audit, refs, "allclose", req.tol, req.precision) is None
