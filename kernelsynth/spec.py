@@ -668,28 +668,26 @@ def _bound(c: "_Checker", doc, fld: str) -> Dict[str, float]:
     return {"atol": float(doc["atol"]), "rtol": float(doc["rtol"])}
 
 
-def _determinism(c: "_Checker", doc, dtypes: Sequence[str],
-                 spec_dtypes: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, float]]:
+def _determinism(c: "_Checker", doc, dtypes: Sequence[str], spec_dtypes: Sequence[str]) -> Dict[str, Dict[str, float]]:
     """The spec's ``determinism:`` as ``{dtype: {"atol", "rtol"}}`` for the run's ``dtypes``: one
     bound for every dtype (``{atol, rtol, source}``) or one per dtype (``{float32: {atol, rtol},
     source}``; a dtype left out stays bitwise). The repeat call of rule 9 must agree with the first
-    within it. Per-dtype keys may name any of ``spec_dtypes`` (the spec's own list; default
-    ``dtypes``): a run narrowed by ``task.dtypes`` ignores the others' bounds. At least one bound
+    within it. Per-dtype keys may name any of ``spec_dtypes`` (the spec's own list): a run
+    narrowed by ``task.dtypes`` ignores the others' bounds. At least one bound
     must be for a dtype of ``spec_dtypes``."""
     if isinstance(doc, dict) and ("atol" in doc or "rtol" in doc):
         c.keys(doc, "determinism", required=("atol", "rtol"), optional=("source",))
         bound = _bound(c, doc, "determinism")
         return {d: dict(bound) for d in dtypes}
-    known = list(spec_dtypes if spec_dtypes is not None else dtypes)
-    c.keys(doc, "determinism", required=(), optional=tuple(known) + ("source",))
+    c.keys(doc, "determinism", required=(), optional=tuple(spec_dtypes) + ("source",))
     out = {}
-    for d in known:
+    for d in spec_dtypes:
         if d in doc:
             c.keys(doc[d], f"determinism.{d}", required=("atol", "rtol"))
             bound = _bound(c, doc[d], f"determinism.{d}")
             if d in dtypes:
                 out[d] = bound
-    if not any(d in doc for d in known):
+    if not any(d in doc for d in spec_dtypes):
         c.fail("determinism", "atol and rtol, or a bound for at least one of the spec's dtypes", doc)
     return out
 

@@ -212,14 +212,12 @@ def _cells_unchanged(saved) -> bool:
     by identity first (``__closure__`` is read-only, so this is what the per-function
     ``_cells(fn)`` comparison reads); a cell that is empty now (reading it raises ValueError)
     answers through that per-function comparison (its ``_EMPTY_CELL`` marker)."""
-    cells = saved[4]
-    if len(saved) > 5:
-        closed, closures, flat_cells, flat_was = saved[5]
-        if all(map(is_, map(_CLOSURE, closed), closures)):
-            try:
-                return len(flat_cells) == len(flat_was) and all(map(is_, map(_CONTENTS, flat_cells), flat_was))
-            except ValueError:  # an empty cell: the per-function comparison below (its marker)
-                pass
+    cells, (closed, closures, flat_cells, flat_was) = saved[4], saved[5]
+    if all(map(is_, map(_CLOSURE, closed), closures)):
+        try:
+            return len(flat_cells) == len(flat_was) and all(map(is_, map(_CONTENTS, flat_cells), flat_was))
+        except ValueError:  # an empty cell: the per-function comparison below (its marker)
+            pass
     return all(all(map(is_, _cells(fn), was)) for fn, was in cells)
 
 

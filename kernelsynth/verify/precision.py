@@ -455,22 +455,14 @@ def honest_low_mask(honest: Sequence[torch.Tensor], shape) -> Optional[torch.Ten
 
 def _low_bits_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = (),
                      exclude: Optional[torch.Tensor] = None):
-    """``(low, total)`` as float64 device tensors: of the finite, nonzero, normal elements of ``t``
-    (``total``), how many are exactly representable with :data:`LOWER_FORMAT_BITS` explicit mantissa
+    """``(low, total)`` as int64 device tensors (exact; :func:`trial_sums` converts all its counts
+    by one operation): of the finite, nonzero, normal elements of ``t`` (``total``), how many are exactly representable with :data:`LOWER_FORMAT_BITS` explicit mantissa
     bits (``low``) where no output of ``honest`` (same shape and dtype) is, nor ``exclude`` (a
     boolean mask of ``t``'s shape: :func:`honest_low_mask` as the oracle computed it, for the
     parent's audit): an element the honest computation at the policy also gives in the lower
     format -- an attention row over one key is ``v`` rounded to TF32, float16's mantissa -- is not
     counted (session 26; pooling the honest fraction over a group instead let red team s26's ca_l2
     store every other output in float16). Zeros for a dtype without a lower format."""
-    low, normal = _low_bits_int_counts(t, honest, exclude)
-    return low.to(torch.float64), normal.to(torch.float64)
-
-
-def _low_bits_int_counts(t: torch.Tensor, honest: Sequence[torch.Tensor] = (),
-                         exclude: Optional[torch.Tensor] = None):
-    """:func:`_low_bits_counts` as int64 device tensors (the exact counts it converts;
-    :func:`trial_sums` converts all its counts with one operation)."""
     got = _low_bits_mask(t)
     if got is None:
         z = torch.zeros((), dtype=torch.int64, device=t.device)
@@ -585,9 +577,9 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     # the counts converted to float64 by one operation, all read back with one device sync
     sums = [(e * e).sum(), thr]
     counts = [keep.sum(), ((e * f).abs() > thr).sum(),
-              *(c.to(dev) for c in _low_bits_int_counts(out, honest, low_exclude))]
+              *(c.to(dev) for c in _low_bits_counts(out, honest, low_exclude))]
     if honest:
-        counts += list(_low_bits_int_counts(ref64.to(out.dtype)))
+        counts += list(_low_bits_counts(ref64.to(out.dtype)))
     else:
         counts += [torch.zeros((), dtype=torch.int64, device=dev)] * 2
     for x, (s, n) in zip(hf, hsq):

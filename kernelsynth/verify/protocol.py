@@ -324,13 +324,13 @@ def refresh_inputs(inputs: list, get_inputs: Callable, shape: Dict[str, int], dt
 
 
 def staleness_copies(inputs: Sequence) -> list:
-    """The tensors :func:`check_repeat_and_fresh` overwrites, made from a trial's inputs as the worker
-    makes them: :func:`verify`'s untouched copies, then that function's copies of those (dense,
-    independent tensors, whatever views, broadcasts or autograd leaves ``get_inputs`` returned). The
-    oracle replays step 2 on these too (red team s28: on inputs that share memory -- two overlapping
-    views of one buffer, ``[x, x]`` --, are expanded or require grad, the overwrite of the raw trial
-    inputs gave other values or raised, and every honest candidate failed the independent check)."""
-    return [x.clone() for x in [y.clone() for y in inputs]]
+    """The tensors :func:`check_repeat_and_fresh` overwrites: copies of the trial's inputs (there, of
+    :func:`verify`'s untouched copies of them; the values are the same), dense and independent
+    whatever views, broadcasts or autograd leaves ``get_inputs`` returned. The oracle replays step 2
+    on these too (red team s28: on inputs that share memory -- two overlapping views of one buffer,
+    ``[x, x]`` --, are expanded or require grad, the overwrite of the raw trial inputs gave other
+    values or raised, and every honest candidate failed the independent check)."""
+    return [x.clone() for x in inputs]
 
 
 def fresh_plan(shapes: Sequence[Dict[str, int]], si: int) -> tuple:
@@ -409,8 +409,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     comparison, tol, device, bound = policy.comparison, policy.tol, policy.device, policy.determinism_tol
     first = out.detach().clone()
     ops = policy.census
-    inputs = [x.clone() for x in pristine]  # called twice: the in-place overwrites below hit a tensor it has seen
-    # (pristine: verify's copies of the trial's inputs, so these are staleness_copies(trial inputs), as the oracle's)
+    inputs = staleness_copies(pristine)  # called twice: the in-place overwrites below hit a tensor it has seen
     again = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
     if not outputs_agree(again, first, bound):
         described = "bitwise" if bound is None else f"within atol={bound['atol']}, rtol={bound['rtol']}"
