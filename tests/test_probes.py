@@ -348,8 +348,9 @@ def test_scalar_output_precision_is_judged_over_the_pool_of_small_groups(monkeyp
     rms, bound = map(float, re.search(r"scale ([0-9.e+-]+) > ([0-9.e+-]+)", cp1.reason).groups())
     # about 7.7e-6 > 3.9e-6 (9.1e-6 before session 10's {shift: -100} probe joined the pool: its
     # losses near -150 + log V have a larger honest rounding scale); 8.5e-6 > 4.6e-6 since session 24,
-    # when the staleness check's first call joined the meter (rule 23: an input tensor seen before)
-    assert rms > 1.8 * bound
+    # when the staleness check's first call joined the meter (rule 23: an input tensor seen before);
+    # 7.8e-6 > 4.5e-6 since session 29, when its later calls joined too (red team s28 c3)
+    assert rms > 1.6 * bound
     assert ch1.verdict == "accepted", ch1.reason
     assert ch1.precision_rms is not None and ch1.precision_rms <= ch1.precision_bound
 

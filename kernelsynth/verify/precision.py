@@ -333,6 +333,14 @@ class HonestReferences:
         with torch.no_grad(), tf32(self.policy == "tf32"):
             return lo(*_inputs(inputs, None))
 
+    def scale(self, ref_model, inputs) -> torch.Tensor:
+        """The rounding scale ``sqrt(f(x^2, p^2))`` of ``inputs`` (float32, TF32 off; rule 23), alone:
+        what :meth:`terms` computes first. A later call of a trial whose honest outputs were measured on
+        an earlier call needs only this (:meth:`PrecisionMeter.add_later`)."""
+        sq = self._copies(ref_model)[1]
+        with torch.no_grad(), tf32(False):
+            return sq(*_inputs(inputs, torch.float32, lambda x: x.float() * x.float())).abs().sqrt()
+
     def terms(self, ref_model, inputs, ref64: torch.Tensor, memo=None) -> Dict[str, object]:
         """``{"dtype", "strides", "scale", "honest"}`` for one trial: the reference's output dtype and
         strides at the job dtype (``strides`` None when it returned no tensor), the rounding scale ``sqrt(f(x^2, p^2))`` (float32) and the honest outputs (device
@@ -358,7 +366,7 @@ class HonestReferences:
             return out
         _, sq, emu = self._copies(ref_model)
         with torch.no_grad(), tf32(False):
-            out["scale"] = sq(*_inputs(inputs, torch.float32, lambda x: x.float() * x.float())).abs().sqrt()
+            out["scale"] = self.scale(ref_model, inputs)
             emulated = ref64 if emu is None else \
                 emu(*_inputs(inputs, torch.float32, lambda x: truncate_mantissa(x, POLICIES[self.policy][1])))
         out["honest"] = [lo, emulated.to(lo.dtype)]
@@ -541,6 +549,10 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     those ``honest`` gives in the lower format (the oracle's :func:`honest_low_mask`, for the
     parent's audit, which has no honest outputs).
 
+    On one CUDA device the numbers come from :mod:`kernelsynth.verify.fused_sums` (three Triton passes;
+    the same counts, the same sums to rounding: ``tests/test_fused_sums.py``), elsewhere from the
+    PyTorch operations below (the parent's audit, the CPU path).
+
     Returns ``{"slack": the trial's slack, "candidate": (sum e^2, n), "tail": (elements with |e| > threshold, n),
     "low": (outputs exactly representable in the lower format where no honest output is, finite nonzero
     normal outputs), "ref_low": (the same of ``ref64`` rounded to ``out``'s dtype, every such element
@@ -548,6 +560,11 @@ def trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor,
     "threshold": float, "honest": [(sum e^2, n)], "honest_tail": [(tail, n)], "rel": (elements above R, n)
     or None, "honest_rel": [(elements above R, n)], "rel_threshold": R or None}``.
     """
+    if ref64.device.type == "cuda":  # three Triton passes, not ~120 operations (imported where it runs)
+        from . import fused_sums
+        if fused_sums.supported(out, ref64, scale, honest, low_exclude):
+            return fused_sums.fused_trial_sums(out, ref64, scale, honest, threshold, slack, linear, room, relative,
+                                               low_exclude, TAIL_K, MAX_REDUCTION)
     dev = ref64.device
     zero = torch.zeros((), dtype=torch.float64, device=dev)
     base = _Scaled(ref64, scale)  # what depends on the reference and the scale alone: once for every output
@@ -699,17 +716,43 @@ class PrecisionMeter:
                 self._pool(self.honest_rel, reference["honest_rel"])
 
     def add(self, out: torch.Tensor, ref64: torch.Tensor, terms: Dict[str, object],
-            slack: Optional[float] = None) -> None:
+            slack: Optional[float] = None) -> Optional[Dict[str, object]]:
         """One trial: the candidate's ``out`` and the honest outputs of ``terms`` (from
         :meth:`HonestReferences.terms`) against the float64 reference; ``slack``: the trial's
-        accumulation slack (None: :data:`ACCUMULATION`)."""
+        accumulation slack (None: :data:`ACCUMULATION`). Returns the trial's :func:`trial_sums`
+        (None when ``terms`` has no scale: nothing measured)."""
         if terms.get("scale") is None:
-            return
+            return None
         base = ACCUMULATION if slack is None else slack
         sums = trial_sums(out, ref64, terms["scale"], terms["honest"], slack=base,
                           linear=bool(terms.get("linear")), room=headroom(self.policy),
                           relative=relative_threshold(self.policy, terms.get("dtype") or out.dtype))
         self.add_sums(sums["candidate"], sums["honest"], sums, slack=None if slack is None else sums["slack"])
+        return sums
+
+    def add_later(self, out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor, first: Dict[str, object],
+                  terms: Dict[str, object], slack: Optional[float] = None) -> None:
+        """Pool one more call of a trial whose honest outputs were measured on an earlier call of the
+        same shape (``first``: that call's :func:`trial_sums`, as :meth:`add` returned them; ``terms``:
+        its :meth:`HonestReferences.terms`): the candidate's ``(sum e^2, n)``, its tail against
+        ``first``'s threshold and its relative tail, against ``scale``, this call's own rounding scale
+        (:meth:`HonestReferences.scale`). The honest side of the pool stays what the measured calls gave:
+        the later calls' inputs are the earlier ones changed in place (rule 10's staleness steps), of
+        the same distribution. The lower-format count is left out (its per-element honest exclusion
+        needs the honest outputs of these inputs). Session 29, red team s28 c3: a candidate exact on
+        the first reuse of an input tensor and keeping 16 mantissa bits from the second on was accepted,
+        as those calls were compared under the tolerance alone."""
+        base = ACCUMULATION if slack is None else slack
+        sums = trial_sums(out, ref64, scale, (), threshold=first["threshold"], slack=base,
+                          linear=bool(terms.get("linear")), room=headroom(self.policy),
+                          relative=first.get("rel_threshold"))
+        if slack is not None:
+            self.slack = sums["slack"] if self.slack is None else max(self.slack, sums["slack"])
+        self.trials += 1
+        self._pool([self.candidate], [sums["candidate"]])
+        self._pool([self.tail], [sums["tail"]])
+        if sums.get("rel") is not None and self.rel is not None:
+            self._pool([self.rel], [sums["rel"]])
 
     @property
     def accumulation(self) -> float:

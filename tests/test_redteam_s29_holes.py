@@ -1,0 +1,25 @@
+"""Red team s28's open c3 class (tests/adversarial/redteam_s29): precision lowered only on the staleness
+check's later calls (steps 3-5), which rule 23 did not meter. Through the real harness on the CPU plan."""
+
+import pytest
+
+from conftest import ROOT
+from test_redteam_s10_holes import SPECS, _evaluate
+
+RT29 = ROOT / "tests" / "adversarial" / "redteam_s29"
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def test_precision_is_metered_on_the_staleness_checks_later_calls():
+    """sr_l1 keeps 15 mantissa bits from the third call on an input buffer on (inside rtol 3.05e-5): rejected
+    by the precision rule; the ladder's own v1 on the same plan stays accepted."""
+    got = _evaluate(SPECS / "softmax_rows" / "spec.yaml",
+                    [RT29 / "sr_l1_coarse_after_second_reuse.py",
+                     SPECS / "softmax_rows" / "kernels" / "v1_fused_row.py"], shapes=3)
+    verdict, reason, _, _ = got["sr_l1_coarse_after_second_reuse"]
+    assert verdict == "rejected" and "precision below the declared policy fp32" in reason, (verdict, reason)
+    assert got["v1_fused_row"][:3] == ("accepted", "", None), got["v1_fused_row"]
