@@ -23,3 +23,12 @@ def test_precision_is_metered_on_the_staleness_checks_later_calls():
     verdict, reason, _, _ = got["sr_l1_coarse_after_second_reuse"]
     assert verdict == "rejected" and "precision below the declared policy fp32" in reason, (verdict, reason)
     assert got["v1_fused_row"][:3] == ("accepted", "", None), got["v1_fused_row"]
+
+
+def test_a_candidate_replacing_the_fused_sums_is_tampering():
+    """sr_t1 replaces verify.fused_sums.fused_compare at import (on a GPU compare would read it): the worker loads
+    the module before the integrity snapshot, so the guard names it."""
+    from kernelsynth.verify.failures import TamperingError
+
+    with pytest.raises(TamperingError, match=r"replaced kernelsynth\.verify\.fused_sums\.fused_compare"):
+        _evaluate(SPECS / "softmax_rows" / "spec.yaml", [RT29 / "sr_t1_fused_sums_replaced.py"], shapes=1)
