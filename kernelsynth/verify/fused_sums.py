@@ -267,7 +267,8 @@ def fused_trial_sums(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor
     low = _LOW.get(out.dtype)
     x = T.reshape(T.contiguous(low_exclude), (-1,)).to(torch.uint8) if low_exclude is not None else o
     pc = torch.zeros(rows, _C_COLS, dtype=torch.float64, device=dev)
-    consts = torch.tensor([float(relative or 0.0), float(slack)], dtype=torch.float64, device=dev)
+    consts = torch.full((2,), float(relative or 0.0), dtype=torch.float64, device=dev)  # fills: no host copy
+    consts[1:].fill_(float(slack))
     _pass_c[grid](o, r, s, h1, h2, x, smax, thr, consts, pc, n, NH=len(hs),
                   LINEAR=bool(linear), HAS_X=low_exclude is not None, LOW=low is not None,
                   LOW_MASK=low[0] if low else 0, INT=low[1] if low else tl.int32, EXP=low[2] if low else 0,
@@ -334,7 +335,8 @@ def compare_flags(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
     o, r = (T.reshape(T.contiguous(t), (-1,)) for t in (out, ref))
     n = r.numel()
     grid = (triton.cdiv(n, BLOCK),)
-    tols = torch.tensor([float(atol), float(rtol)], dtype=torch.float64, device=ref.device)
+    tols = torch.full((2,), float(atol), dtype=torch.float64, device=ref.device)  # fills: no host copy
+    tols[1:].fill_(float(rtol))
     p = torch.empty(grid[0], 5, dtype=torch.float64, device=ref.device)
     _compare[grid](o, r, tols, p, n, BLOCK=BLOCK)
     return p.amax(dim=0).tolist()
