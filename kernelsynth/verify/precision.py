@@ -334,9 +334,8 @@ class HonestReferences:
             return lo(*_inputs(inputs, None))
 
     def scale(self, ref_model, inputs) -> torch.Tensor:
-        """The rounding scale ``sqrt(f(x^2, p^2))`` of ``inputs`` (float32, TF32 off; rule 23), alone:
-        what :meth:`terms` computes first. A later call of a trial whose honest outputs were measured on
-        an earlier call needs only this (:meth:`PrecisionMeter.add_later`)."""
+        """The rounding scale ``sqrt(f(x^2, p^2))`` of ``inputs`` (float32, TF32 off; rule 23): the
+        reference on squared inputs and parameters (:meth:`terms`)."""
         sq = self._copies(ref_model)[1]
         with torch.no_grad(), tf32(False):
             return sq(*_inputs(inputs, torch.float32, lambda x: x.float() * x.float())).abs().sqrt()
@@ -729,30 +728,6 @@ class PrecisionMeter:
                           relative=relative_threshold(self.policy, terms.get("dtype") or out.dtype))
         self.add_sums(sums["candidate"], sums["honest"], sums, slack=None if slack is None else sums["slack"])
         return sums
-
-    def add_later(self, out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor, first: Dict[str, object],
-                  terms: Dict[str, object], slack: Optional[float] = None) -> None:
-        """Pool one more call of a trial whose honest outputs were measured on an earlier call of the
-        same shape (``first``: that call's :func:`trial_sums`, as :meth:`add` returned them; ``terms``:
-        its :meth:`HonestReferences.terms`): the candidate's ``(sum e^2, n)``, its tail against
-        ``first``'s threshold and its relative tail, against ``scale``, this call's own rounding scale
-        (:meth:`HonestReferences.scale`). The honest side of the pool stays what the measured calls gave:
-        the later calls' inputs are the earlier ones changed in place (rule 10's staleness steps), of
-        the same distribution. The lower-format count is left out (its per-element honest exclusion
-        needs the honest outputs of these inputs). Session 29, red team s28 c3: a candidate exact on
-        the first reuse of an input tensor and keeping 16 mantissa bits from the second on was accepted,
-        as those calls were compared under the tolerance alone."""
-        base = ACCUMULATION if slack is None else slack
-        sums = trial_sums(out, ref64, scale, (), threshold=first["threshold"], slack=base,
-                          linear=bool(terms.get("linear")), room=headroom(self.policy),
-                          relative=first.get("rel_threshold"))
-        if slack is not None:
-            self.slack = sums["slack"] if self.slack is None else max(self.slack, sums["slack"])
-        self.trials += 1
-        self._pool([self.candidate], [sums["candidate"]])
-        self._pool([self.tail], [sums["tail"]])
-        if sums.get("rel") is not None and self.rel is not None:
-            self._pool([self.rel], [sums["rel"]])
 
     @property
     def accumulation(self) -> float:

@@ -193,16 +193,10 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                 if determinism and t == 0:
                     metered = None
                     if honest is not None and probe_has_precision(probe):
-                        def metered(o, ins, r, first=None, _m=ref_model, _s=shape):  # rule 23 on a call with a tensor seen before
-                            if first is not None:  # a later call: its own scale, the honest side from ``first``
-                                scale = honest.scale(_m, ins) if policy.memo is None else policy.memo.cached(
-                                    _m, ins, ("scale", honest.policy), lambda: honest.scale(_m, ins))
-                                meter.add_later(o, r, scale, *first, slack=policy.slack(_s, slack_factor))
-                                return first
+                        def metered(o, ins, r, _m=ref_model, _s=shape):  # rule 23 on a call with a tensor seen before
                             with policy.memo.holding(ins) if policy.memo is not None else contextlib.nullcontext():
                                 t2 = honest.terms(_m, ins, r, policy.memo)
-                            sums = meter.add(o, r, t2, slack=policy.slack(_s, slack_factor))
-                            return None if sums is None else (sums, t2)
+                            meter.add(o, r, t2, slack=policy.slack(_s, slack_factor))
                     latest = check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                                                     policy, threads_before, out_dtype=terms["dtype"], out_strides=strides,
                                                     last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
@@ -400,14 +394,13 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
        (:func:`~kernelsynth.verify.inputs.plan_bump`: a change at the absolute tolerance's scale,
        where the nudge stays inside atol; redteam_s24 cu_s2) and called again.
 
-    ``metered(out, inputs, ref, first=None)`` (:func:`verify` passes it under a precision policy):
-    step 2's output goes to rule 23's meter too -- the first call on an input tensor the candidate has
-    seen (redteam_s24 ge_r1 rounded its outputs only then, as a decode loop's static buffers would
-    meet) -- with the honest computations on its inputs, and what it returns (None: nothing measured)
-    is passed back as ``first`` with each later call's output (steps 3-5), metered against its own
-    rounding scale and step 2's honest statistics
-    (:meth:`~kernelsynth.verify.precision.PrecisionMeter.add_later`; red team s28 c3 kept 16 mantissa
-    bits from the second reuse of an input on).
+    ``metered(out, inputs, ref)`` (:func:`verify` passes it under a precision policy): the outputs of
+    step 2 and of every later step go to rule 23's meter too, each with the honest computations on its
+    own inputs (through the reference memo: the same for every candidate of the job) -- the calls on
+    an input tensor the candidate has seen (redteam_s24 ge_r1 rounded its outputs on the first of them,
+    as a decode loop's static buffers would meet; red team s28 c3 from the second on, to 16 mantissa
+    bits; red team s29 stored float16 there on a TF32 task, which only the lower-format count, with its
+    element-by-element honest exclusion, sees).
     ``audit_as``: the audit key (:func:`~kernelsynth.verify.transport.audit_key` of group
     :data:`FRESH_GROUP`) under which step 2's output is recorded in ``policy.audit``, right after the
     call, for the parent's independent check (:func:`kernelsynth.jobs.oracle` replays its inputs:
@@ -441,9 +434,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         compare(out2, ref2, comparison, tol, out_dtype, out_strides)
     except VerificationFailure as e:
         raise VerificationFailure(f"stale answer: after the input was overwritten in place, {e}") from None
-    # its precision too: the first call on an input tensor the candidate has seen, and every later call
-    # (``measured``: what the later calls are judged against; red team s28 c3)
-    measured = metered(out2, refreshed, ref2) if metered is not None else None
+    if metered is not None:  # its precision too: the first call on an input tensor the candidate has seen
+        metered(out2, refreshed, ref2)
     check_earlier_output((out, first), out2)
     latest = out2
     n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
@@ -490,7 +482,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
                 compare(latest, ref_now, comparison, tol, out_dtype, out_strides)
             except VerificationFailure as e:
                 raise VerificationFailure(f"stale answer: {what}, {e}") from None
-            if measured is not None:
-                metered(latest, changed, ref_now, measured)
+            if metered is not None:  # and every later one (red team s28 c3, red team s29)
+                metered(latest, changed, ref_now)
         check_earlier_output(previous, latest)
     return latest

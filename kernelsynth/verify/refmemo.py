@@ -232,8 +232,12 @@ class ReferenceMemo:
         asked about (:func:`kernelsynth.verify.protocol.verify`) -- once and reuses it, as long as
         no tensor of it has been changed in place meanwhile (every tensor's ``_version`` as at the
         block's start; else it is fingerprinted again, as outside the block). One fingerprint (a
-        device synchronisation and its hashes) per trial instead of one per lookup."""
+        device synchronisation and its hashes) per trial instead of one per lookup. A block for the
+        sequence an enclosing block holds, unchanged, keeps the enclosing one's."""
         previous = self._held
+        if previous is not None and previous[0] is args and previous[1] == _versions(args):
+            yield  # already held, unchanged (a caller's block around this one): its fingerprint serves
+            return
         self._held = [args, _versions(args), None]
         try:
             yield
