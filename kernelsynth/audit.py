@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from .verify.failures import VerificationFailure
-from .verify.transport import FRESH_GROUP, audit_key, tensor_of
+from .verify.transport import FRESH_GROUP, LISTED_POOL, audit_key, tensor_of
 
 
 def special_values_of(request):
@@ -40,7 +40,10 @@ def expected_keys(request) -> Dict[str, tuple]:
     shape (one trial) and of the timing shape, and on every listed shape the staleness check's
     first call on its overwritten input (group :data:`~kernelsynth.verify.transport.FRESH_GROUP`,
     trial 0's models; rule 23 meters it in the worker: session 28). (Auditing only the last trial let a
-    candidate be wrong on the others.)"""
+    candidate be wrong on the others.) The staleness check's later calls (group
+    :data:`~kernelsynth.verify.transport.LATER_GROUP`) are not planned here: their number depends on the
+    inputs (:func:`kernelsynth.verify.protocol.later_steps`), so the oracle adds their keys as it replays
+    each fresh key's steps, and the parent audits the keys the oracle made."""
     keys: Dict[str, tuple] = {}
     special = special_values_of(request)
     groups = [("listed", request.verify_shapes, request.trials, special)]
@@ -122,8 +125,8 @@ def _audit_problem(got: Optional[Dict[str, Any]], references: Dict[str, Dict[str
         except VerificationFailure as e:
             return f"{where}: {e}"
         if precision and "scale" in ref:
-            group = key.split(":")[0]  # the fresh call pools with the listed shapes, as in the worker
-            meter = meters.setdefault("listed" if group == FRESH_GROUP else group, PrecisionMeter(precision))
+            group = key.split(":")[0]  # the staleness check's calls pool with the listed shapes, as in the worker
+            meter = meters.setdefault("listed" if group in LISTED_POOL else group, PrecisionMeter(precision))
             low = ref.get("honest_low")  # the oracle's: where an honest output is in the lower format too
             sums = trial_sums(out, r64, tensor_of(ref["scale"]), threshold=ref.get("threshold"),
                               relative=ref.get("rel_threshold"), slack=ref.get("acc_slack", ACCUMULATION),

@@ -60,10 +60,10 @@ from .hwprobe import probe  # noqa: F401 - the "probe" job (kernelsynth/hwprobe.
 from .screen import host_access
 from .verify.precision import (HonestReferences, PrecisionMeter, headroom, honest_low_mask, relative_threshold,
                                trial_sums)
-from .verify.protocol import check_small_groups, fresh_plan, refresh_inputs, staleness_copies
+from .verify.protocol import check_small_groups, fresh_plan, later_steps, refresh_inputs, staleness_copies
 from .verify.inputs import apply_probe, probe_has_precision, reach
 from .audit import special_values_of
-from .verify.transport import FRESH_GROUP, audit_view
+from .verify.transport import FRESH_GROUP, LATER_GROUP, audit_key, audit_view
 from .verify.census import profiled_of
 from .verify.guard import check_numeric, dispatch_tables
 from .verify.refmemo import MEMO, LazyReference
@@ -554,8 +554,11 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     ``{key: {"where": "shape 3x5, trial 4", "digest": digest}}`` under ``references``, and under
     ``reference_ops`` the sorted aten operator names one call of the reference dispatches (on
     the last listed shape). Each trial's reference module is built from that trial's parameter
-    seed (:func:`kernelsynth.verify.params.build_seed`), as in the candidate's worker. Run before
-    any candidate, in a worker that has imported no candidate code."""
+    seed (:func:`kernelsynth.verify.params.build_seed`), as in the candidate's worker. After each
+    fresh key (the staleness check's step 2) the staleness check's later steps are replayed on the
+    same tensors, in order, from the same generator (:func:`kernelsynth.verify.protocol.later_steps`),
+    each a key of group ``later``. Run before any candidate, in a worker that has imported no
+    candidate code."""
     from .audit import expected_keys
 
     device, dtype = torch.device(p.device), _dtype(p.dtype)
@@ -565,6 +568,36 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
     slack_of = VerifyPolicy(dtype=dtype, device=device, seed=p.seed, comparison=p.comparison,
                             precision=p.precision, reduction=_reduction(p)).slack
     reached: Dict[tuple, Dict[str, int]] = {}
+
+    def entry(model, inputs, ref, where, shape, probe, special, t) -> Dict[str, Any]:
+        """One key's reference: its digest and, under a precision policy, the rule's terms."""
+        out: Dict[str, Any] = {"where": where, "digest": digest(ref, p.comparison)}
+        if probe:  # its tolerance (the parent compares with it: kernelsynth/audit.py)
+            out["tol"] = probe_tolerance(p.tol, probe)
+        if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
+            terms = honest.terms(model, inputs, ref)
+            out["dtype"] = str(terms["dtype"])
+            if terms["scale"] is not None and probe_has_precision(probe) and not (special == "nonfinite" and t == 1):
+                # as the worker's (rule 23; not on the trial with NaN/Inf planted, rule 8)
+                slack = slack_of(shape, probe["rtol"] if probe else 1.0)
+                out["scale"] = digest(terms["scale"], "allclose")
+                sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
+                                  [audit_view(h) for h in terms["honest"]], slack=slack,
+                                  linear=bool(terms.get("linear")), room=headroom(honest.policy),
+                                  relative=relative_threshold(honest.policy, terms["dtype"]))  # as the parent sees them
+                out.update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold", "honest_rel",
+                                                 "rel_threshold")})
+                # where an honest output is in the lower format too: the parent's lower-format count
+                # leaves those elements out, as the worker's does (session 27: without it the audit
+                # rejected honest TF32 attention on one-key rows that the worker had accepted)
+                low = honest_low_mask(terms["honest"], ref.shape)
+                if low is not None:
+                    out["honest_low"] = digest(low.to(torch.uint8), "allclose")
+                out["slack"] = sums["slack"]
+                # the relative tail's slack, element by element (kernelsynth/verify/precision.py: trial_sums)
+                out["acc_slack"], out["linear"] = slack, bool(terms.get("linear"))
+        return out
+
     for key, (shape, t, special) in expected_keys(p).items():
         group, si, _ = parse_audit_key(key)
         fresh = group == FRESH_GROUP  # the staleness check's call on trial 0's overwritten input
@@ -573,14 +606,24 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
         init = init_inputs(ref_mod, shape, seed)
         perturb = probe_perturb(p.probes, group) or perturb
         probe = p.probes[int(group[len("probe"):])] if group.startswith("probe") else None
+        later = []  # the staleness check's later steps, after a fresh key: (key, inputs, reference, what)
         try:
             model = _reference(ref_mod, init, device, dtype, seed, perturb)
             inputs, gen = trial_inputs(ref_mod.get_inputs, shape, si, t, p.seed, dtype, device, special, probe)
             if fresh:  # as check_repeat_and_fresh overwrites it, from the same generator, on the same copies
                 which, plant = fresh_plan(p.verify_shapes, si)
                 inputs = staleness_copies(inputs)
-                refresh_inputs(inputs, ref_mod.get_inputs, shape, dtype, device, gen, which, plant)
+                exchange = refresh_inputs(inputs, ref_mod.get_inputs, shape, dtype, device, gen, which, plant)
+                steps_from = [x.clone() for x in inputs]
             ref = run_reference(model, inputs, p.comparison, dtype)
+            if fresh:  # then steps 3-5, replayed in order on the same tensors (later_steps draws from gen)
+                for k, (changes, what) in enumerate(later_steps(
+                        steps_from, gen, exchange, p.tol, p.comparison, last_only=si % 2 == 1, nudge=si % 2 == 0,
+                        which=which, rounds=len(p.verify_shapes) // 2)):
+                    apply_changes(steps_from, changes())
+                    changed = [x.clone() for x in steps_from]
+                    later.append((audit_key(LATER_GROUP, si, k), changed,
+                                  run_reference(model, changed, p.comparison, dtype), what))
         except Exception as e:  # the task's own reference: name the shape (a derived one may break a rule)
             if (group, si) == ("listed", 0):  # the spec's own first shape breaks no rule: the reference is broken
                 hint = "the spec's first listed shape: the reference itself fails (its Model, get_init_inputs or get_inputs)"
@@ -589,33 +632,12 @@ def oracle(p: JobRequest) -> Dict[str, Any]:
             raise RuntimeError(f"on shape {shape_label(shape)} ({group} shapes): {type(e).__name__}: {e} -- "
                                f"{hint}") from e
         _check_reach(reached, shape, init, inputs)
-        where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "") + \
-            (" (the staleness check's call after the input was overwritten in place)" if fresh else "")
-        refs[key] = {"where": where, "digest": digest(ref, p.comparison)}
-        if probe:  # its tolerance (the parent compares with it: kernelsynth/audit.py)
-            refs[key]["tol"] = probe_tolerance(p.tol, probe)
-        if honest is not None:  # the expected output dtype and the precision rule's terms (VERIFICATION.md rule 23)
-            terms = honest.terms(model, inputs, ref)
-            refs[key]["dtype"] = str(terms["dtype"])
-            if terms["scale"] is not None and probe_has_precision(probe) and not (special == "nonfinite" and t == 1):
-                # as the worker's (rule 23; not on the trial with NaN/Inf planted, rule 8)
-                slack = slack_of(shape, probe["rtol"] if probe else 1.0)
-                refs[key]["scale"] = digest(terms["scale"], "allclose")
-                sums = trial_sums(audit_view(ref.to(terms["dtype"])), audit_view(ref), audit_view(terms["scale"]),
-                                  [audit_view(h) for h in terms["honest"]], slack=slack,
-                                  linear=bool(terms.get("linear")), room=headroom(honest.policy),
-                                  relative=relative_threshold(honest.policy, terms["dtype"]))  # as the parent sees them
-                refs[key].update({k: sums[k] for k in ("honest", "honest_tail", "ref_low", "threshold", "honest_rel",
-                                                       "rel_threshold")})
-                # where an honest output is in the lower format too: the parent's lower-format count
-                # leaves those elements out, as the worker's does (session 27: without it the audit
-                # rejected honest TF32 attention on one-key rows that the worker had accepted)
-                low = honest_low_mask(terms["honest"], ref.shape)
-                if low is not None:
-                    refs[key]["honest_low"] = digest(low.to(torch.uint8), "allclose")
-                refs[key]["slack"] = sums["slack"]
-                # the relative tail's slack, element by element (kernelsynth/verify/precision.py: trial_sums)
-                refs[key]["acc_slack"], refs[key]["linear"] = slack, bool(terms.get("linear"))
+        where = f"shape {shape_label(shape)}, trial {t}" + (f" (input-range probe {group})" if probe else "")
+        refs[key] = entry(model, inputs, ref, where + (" (the staleness check's call after the input was overwritten "
+                                                       "in place)" if fresh else ""), shape, probe, special, t)
+        for later_key, changed, later_ref, what in later:
+            refs[later_key] = entry(model, changed, later_ref, f"{where} (the staleness check's call {what})", shape,
+                                    None, special, t)
     # the aten ops one call of the reference dispatches (the parent merges them into reference_ops)
     return {"references": refs, "reference_ops": _reference_dispatch(ref_mod, p, device, dtype, p.verify_shapes[-1],
                                                                      "aten-ops")}

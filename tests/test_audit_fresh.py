@@ -86,6 +86,43 @@ def test_a_wrong_or_rounded_fresh_output_the_worker_let_through_fails_the_audit(
     assert msg and "listed shapes" in msg and "RMS" in msg, msg  # the fresh calls pool with the listed shapes, as in the worker
 
 
+
+def test_the_later_staleness_calls_are_recorded_replayed_and_judged_by_the_audit(run):
+    """Session 29 (red team s28 c3's last part): steps 3-5 of the staleness check -- element and region
+    changes, permutation, exchange, nudge, bump -- were judged by the worker alone. Their outputs are recorded
+    under group ``later`` and the oracle replays the steps (verify.protocol.later_steps) from the same
+    generator: an honest candidate agrees on every one of them, a wrong element or 16-bit outputs that a
+    subverted worker let through fail the audit."""
+    req, res, refs, _, audit_problem = run
+    from kernelsynth.verify.precision import truncate_mantissa
+    from kernelsynth.verify.transport import digest, tensor_of
+
+    later = {k for k in refs if k.startswith("later:")}
+    # every listed shape's later steps: 2 or more each (even shapes: changes, permutation, nudge, bump; odd:
+    # last and first element per input changed alone, exchange)
+    assert {int(k.split(":")[1]) for k in later} == set(range(len(req.verify_shapes)))
+    assert all(sum(k.startswith(f"later:{si}:") for k in later) >= 2 for si in range(len(req.verify_shapes)))
+    assert later == {k for k in res.audit if k.startswith("later:")}
+    assert all("the staleness check's call after" in refs[k]["where"] for k in later)
+    assert any("rotated" in refs[k]["where"] for k in later) and any("last element" in refs[k]["where"] for k in later)
+    assert audit_problem(res.audit, refs, "allclose", req.tol, req.precision) is None
+    # each replayed step is its own input: consecutive references of a shape differ
+    a, b = tensor_of(refs["later:2:0"]["digest"]), tensor_of(refs["later:2:1"]["digest"])
+    assert a.shape == b.shape and not torch.equal(a, b)
+
+    key = max(later, key=lambda k: tensor_of(refs[k]["digest"]).numel())
+    wrong = dict(res.audit)
+    out = tensor_of(wrong[key]).clone()
+    out.view(-1)[0] += 0.5
+    wrong[key] = digest(out, "allclose")
+    msg = audit_problem(wrong, refs, "allclose", req.tol, req.precision)
+    assert msg and "staleness check's call after" in msg and "outside atol" in msg, msg
+    rounded = dict(res.audit)
+    for k in later:
+        rounded[k] = digest(truncate_mantissa(tensor_of(res.audit[k]), 16), "allclose")
+    msg = audit_problem(rounded, refs, "allclose", req.tol, req.precision)
+    assert msg and "listed shapes" in msg and "RMS" in msg, msg  # they pool with the listed shapes, as in the worker
+
 # swiglu's get_inputs returning inputs that are not independent dense tensors (red team s28): the
 # worker overwrites copies of them, and the oracle must replay on such copies too
 _GET_INPUTS = {

@@ -20,7 +20,7 @@ from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_e
 from .poison import call_poisoned
 from .refmemo import output_hash, output_hashes
 from .precision import MIN_ELEMENTS, POOL_PER_TRIAL, HonestReferences, PrecisionMeter, accumulation_slack
-from .transport import FRESH_GROUP, audit_key, digest
+from .transport import FRESH_GROUP, LATER_GROUP, audit_key, digest, parse_audit_key
 
 
 @dataclass(frozen=True)
@@ -340,6 +340,52 @@ def fresh_plan(shapes: Sequence[Dict[str, int]], si: int) -> tuple:
     return si // 2, si % 2 == 1 or si == exchange_extra(list(shapes))
 
 
+def later_steps(inputs: list, gen: torch.Generator, exchange: list, tol: Optional[Dict[str, float]],
+                comparison: str, last_only: bool, nudge: bool, which: Optional[int],
+                rounds: Optional[int]) -> list:
+    """Steps 3-5 of :func:`check_repeat_and_fresh` on ``inputs`` (the tensors step 2 overwrote): a list
+    of ``(changes, what)`` in call order, ``changes()`` planning one step's in-place changes
+    (:func:`~kernelsynth.verify.inputs.apply_changes`; the seeded ones draw from ``gen`` when called,
+    so they must be called in order, each after the previous step's changes were applied) and
+    ``what`` naming it. ``exchange``: the changes :func:`refresh_inputs` returned (the planted block,
+    exchanged as a step of its own). One function for the worker and the independent reference
+    process (:func:`kernelsynth.jobs.oracle`), which replays the steps on its own copies."""
+    n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
+    # the input changed alone: ``which`` (mod their count) on the caller's odd shape number ``which``; when the
+    # odd shapes (``rounds``) are fewer than the tensor inputs, the first of them changes each input alone in
+    # turn, so every input meets a change with the others kept (redteam_s24 ca_m1: a memo keyed on q and k,
+    # and the interpreter's two listed attention shapes changed q alone only)
+    every = which == 0 and rounds is not None and rounds < n_tensors
+    alones = list(range(n_tensors)) if every else [which]
+
+    def alone(w):
+        return f" (input {w % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 and w is not None else ""
+    exchanged = [(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
+                  "every line's sum and low position moments and the tensor's values (a memo on low moments of "
+                  "rows or columns)" + alone(which))] if exchange else []
+    steps = [step for w in alones for step in (
+             (lambda w=w: plan_last(inputs, w), "after the last element of the input alone changed in place" + alone(w)),
+             (lambda w=w: plan_first(inputs, w), "after the first element of the input alone changed in place" + alone(w)))
+             ] + exchanged \
+        if last_only else \
+        exchanged + [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
+          "after one element and a small region of the input changed in place"),
+         (lambda: plan_permutation(inputs, gen),
+          "after values of the input were moved in place (a region rotated, two elements swapped: same sums)")]
+    floats = any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs)
+    scaled = nudge and comparison == "allclose" and bool(tol) and floats
+    return [
+        *steps,
+        *([(lambda: plan_nudge(inputs, tol),
+            f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
+            "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
+          if scaled and tol.get("rtol") else []),
+        *([(lambda: plan_bump(inputs, tol),
+            f"after the largest element of every float input moved in place by {NUDGE_RTOLS:g} (atol + rtol |x|) "
+            "(a change at the absolute tolerance's scale: an answer memoised on a key coarser than it)")]
+          if scaled and tol.get("atol") else [])]
+
+
 def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, out, ref, gen,
                            policy: VerifyPolicy, threads_before: Optional[frozenset] = None,
                            out_dtype: Optional[torch.dtype] = None, out_strides: Optional[tuple] = None,
@@ -404,7 +450,10 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     ``audit_as``: the audit key (:func:`~kernelsynth.verify.transport.audit_key` of group
     :data:`FRESH_GROUP`) under which step 2's output is recorded in ``policy.audit``, right after the
     call, for the parent's independent check (:func:`kernelsynth.jobs.oracle` replays its inputs:
-    :func:`fresh_inputs`); None: not recorded (session 28: that call was judged by the worker alone).
+    :func:`refresh_inputs`), and the later steps' outputs under group
+    :data:`~kernelsynth.verify.transport.LATER_GROUP`, one key per step (the oracle replays them:
+    :func:`later_steps`); None: not recorded (before session 28 step 2 was judged by the worker alone,
+    before session 29 steps 3-5).
 
     The changes of steps 3 and 4 are written through ``Tensor.data``
     (:func:`~kernelsynth.verify.inputs.apply_changes`), so the input's version counter does not
@@ -438,44 +487,14 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         metered(out2, refreshed, ref2)
     check_earlier_output((out, first), out2)
     latest = out2
-    n_tensors = sum(isinstance(x, torch.Tensor) and x.numel() > 0 for x in inputs)
-    # the input changed alone: ``which`` (mod their count) on the caller's odd shape number ``which``; when the
-    # odd shapes (``rounds``) are fewer than the tensor inputs, the first of them changes each input alone in
-    # turn, so every input meets a change with the others kept (redteam_s24 ca_m1: a memo keyed on q and k,
-    # and the interpreter's two listed attention shapes changed q alone only)
-    every = which == 0 and rounds is not None and rounds < n_tensors
-    alones = list(range(n_tensors)) if every else [which]
-
-    def alone(w):
-        return f" (input {w % n_tensors} of {n_tensors}, the others unchanged)" if n_tensors > 1 and w is not None else ""
-    exchanged = [(lambda: exchange, "after values of the input were exchanged in place inside a block, keeping "
-                  "every line's sum and low position moments and the tensor's values (a memo on low moments of "
-                  "rows or columns)" + alone(which))] if exchange else []
-    steps = [step for w in alones for step in (
-             (lambda w=w: plan_last(inputs, w), "after the last element of the input alone changed in place" + alone(w)),
-             (lambda w=w: plan_first(inputs, w), "after the first element of the input alone changed in place" + alone(w)))
-             ] + exchanged \
-        if last_only else \
-        exchanged + [(lambda: plan_changes(inputs, gen, False) + plan_changes(inputs, gen, True),
-          "after one element and a small region of the input changed in place"),
-         (lambda: plan_permutation(inputs, gen),
-          "after values of the input were moved in place (a region rotated, two elements swapped: same sums)")]
-    for changes, what in (
-            *steps,
-            *([(lambda: plan_nudge(inputs, tol),
-                f"after every float input was scaled in place by 1 + {NUDGE_RTOLS:g} rtol (a change at the "
-                "tolerance's scale: an answer memoised on a key coarser than the tolerance)")]
-              if nudge and comparison == "allclose" and tol and tol.get("rtol")
-              and any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs) else []),
-            *([(lambda: plan_bump(inputs, tol),
-                f"after the largest element of every float input moved in place by {NUDGE_RTOLS:g} (atol + rtol |x|) "
-                "(a change at the absolute tolerance's scale: an answer memoised on a key coarser than it)")]
-              if nudge and comparison == "allclose" and tol and tol.get("atol")
-              and any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() for x in inputs) else [])):
+    for k, (changes, what) in enumerate(later_steps(inputs, gen, exchange, tol, comparison, last_only, nudge, which,
+                                                    rounds)):
         previous = (latest, latest.detach().clone()) if type(latest) is torch.Tensor else None
         apply_changes(inputs, changes())
         changed = [x.clone() for x in inputs]
         latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
+        if audit_as is not None and policy.audit is not None:  # the parent replays these steps too
+            policy.audit[audit_key(LATER_GROUP, parse_audit_key(audit_as)[1], k)] = digest(latest, comparison)
         with policy.memo.holding(changed) if policy.memo is not None else contextlib.nullcontext():
             ref_now = run_reference(ref_model, changed, comparison, policy.dtype, policy.memo)  # one fingerprint
             try:

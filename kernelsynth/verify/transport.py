@@ -30,6 +30,12 @@ _PRIME = 2147483647  # 2^31 - 1
 #: :func:`kernelsynth.verify.protocol.check_repeat_and_fresh`), one per listed shape: ``"fresh:<shape index>:0"``.
 #: Its precision pools with the listed shapes' (rule 23), as in the worker.
 FRESH_GROUP = "fresh"
+#: The audit group of the staleness check's later calls (steps 3-5, :func:`kernelsynth.verify.protocol.later_steps`):
+#: ``"later:<shape index>:<step>"``, as many per listed shape as the oracle's replay of those steps makes.
+#: Their precision pools with the listed shapes' too (session 29).
+LATER_GROUP = "later"
+#: The audit groups whose precision pools with the listed shapes' (rule 23), as in the worker.
+LISTED_POOL = ("listed", FRESH_GROUP, LATER_GROUP)
 
 
 def audit_key(group: str, si: int, t: int) -> str:
