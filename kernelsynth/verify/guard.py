@@ -280,7 +280,7 @@ def _read_flag(owner, attr: str, called: bool):
         value = getattr(owner, attr)
         return value() if called else value
     except Exception as e:  # noqa: BLE001 - a build without the setting
-        return f"<{type(e).__name__}>"
+        return f"<unreadable: {type(e).__name__}>"  # e.g. a legacy TF32 getter once fp32_precision mixed the APIs
 
 
 _FP32_ROOT = "torch.backends.fp32_precision"
