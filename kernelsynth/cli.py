@@ -101,4 +101,10 @@ def main() -> None:
     if "--version" in sys.argv[1:]:  # Hydra's own --version prints Hydra's
         print(f"kernelsynth {version()}")
         return
+    from .config import unknown_overrides, unknown_settings_message
+
+    found = unknown_overrides(sys.argv[1:])
+    if found:  # Hydra would refuse it too, but suggest appending it with '+' (session 29)
+        print(f"kernelsynth: error: {unknown_settings_message(found)}", file=sys.stderr)
+        sys.exit(2)
     _app()

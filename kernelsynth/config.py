@@ -15,7 +15,7 @@ import dataclasses
 import difflib
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -188,6 +188,32 @@ def unknown_settings(cfg: Any, schema: type = KernelsynthConfig, prefix: str = "
             out.append((prefix + str(key), valid))
         elif dataclasses.is_dataclass(types.get(key)):
             out += unknown_settings(cfg[key], types[key], f"{prefix}{key}.")
+    return out
+
+
+def unknown_overrides(args: Sequence[str], schema: type = KernelsynthConfig) -> List[Tuple[str, List[str]]]:
+    """Command-line overrides ``a.b=value`` (plain ones: no ``+``, ``++`` or ``~``) whose dotted key
+    names no setting of ``schema`` where the schema declares the level (a dataclass: ``task``,
+    ``exploration``, ``exploration.sandbox``; a dict setting such as ``task.tunables`` is not looked
+    into), as :func:`unknown_settings`' pairs. Hydra refuses such a key itself, but its message
+    suggests appending it with ``+`` -- which then stops on :func:`unknown_settings` -- so the CLI
+    answers with the valid names first (session 29, a new user's ``exploration.trails=5``)."""
+    out: List[Tuple[str, List[str]]] = []
+    for arg in args:
+        if arg.startswith(("-", "+", "~")) or "=" not in arg:
+            continue
+        key = arg.split("=", 1)[0]
+        if not key or "/" in key or "@" in key or key.split(".")[0] == "hydra":
+            continue
+        level = schema
+        for part in key.split("."):
+            if not dataclasses.is_dataclass(level):
+                break
+            valid = [f.name for f in dataclasses.fields(level)]
+            if part not in valid:
+                out.append((key, valid))
+                break
+            level = typing.get_type_hints(level).get(part)
     return out
 
 

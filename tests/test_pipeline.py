@@ -116,9 +116,10 @@ def test_cli_missing_spec_path(tmp_path):
 
 
 def test_cli_misspelled_config_key_fails_at_start(tmp_path):
-    """README: Hydra's message naming the key, exit status 1, no traceback, nothing run; a wrong type the same."""
+    """README: a misspelled key named with the closest setting, exit status 2 (session 29; Hydra's own message,
+    exit status 1, before), a wrong type with Hydra's message, exit status 1; no traceback, nothing run."""
     p = _cli("hw=cpu", "exploration.trails=3", f"hydra.run.dir={tmp_path}")
-    assert p.returncode == 1 and "exploration.trails" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "did you mean exploration.trials?" in p.stderr and "Traceback" not in p.stderr
     p = _cli("hw=cpu", "exploration.trials=abc", f"hydra.run.dir={tmp_path}")
     assert p.returncode == 1 and "'abc'" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "observations").exists()
@@ -154,6 +155,26 @@ def test_cli_appended_unknown_stage_setting_fails_before_any_work(tmp_path):
         "(valid: trials, timing_shape_trials, seed,"), p.stderr
     assert "unexpected keyword" not in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "observations").exists()
+    # without the '+': Hydra refused it with "To append to your config use +exploration.trails=3", a hint that
+    # led a new user (session 29) to the error above; the CLI now answers with the valid names at once
+    p = _cli("hw=cpu", "exploration.trails=3", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "kernelsynth: error: exploration.trails is not a setting of exploration; did you mean exploration.trials? "), \
+        p.stderr
+    assert "append" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_unknown_overrides_look_only_where_the_schema_declares_the_level():
+    from kernelsynth.config import unknown_overrides
+
+    ok = ["-m", "task=flip2d,conv_relu_maxpool", "hw=cpu", "task.dtypes=[float32]", "task.tunables.BLOCK_N=256",
+          "exploration.sandbox.mode=on", "hydra.run.dir=x=y", "hydra/launcher=ray_cluster", "+exploration.trails=3",
+          "++selection.min_speed=2", "~publish.repo_id", "publish.repo_id=a/b", "verbose=true"]
+    assert unknown_overrides(ok) == []
+    found = unknown_overrides(["exploration.sandbox.mod=on", "trials=4", "selection.min_speed=2"])
+    assert [k for k, _ in found] == ["exploration.sandbox.mod", "trials", "selection.min_speed"]
+    assert "mode" in found[0][1] and "exploration" in found[1][1] and "min_speedup" in found[2][1]
 
 
 @pytest.mark.parametrize("terminal, progress, shown", [(False, True, False), (True, True, True), (True, False, False)])
