@@ -11,8 +11,8 @@ numbers come from three kernels, each reading its operands once:
 * pass A: ``smax``, the largest finite rounding scale (the scale floor ``smax * 2^-30`` needs it);
 * pass B: the candidate's and each honest output's ``sum e^2`` and kept counts, the honest errors in
   the tail's units (``sum (e f)^2``), and for a linear map the magnitude sums;
-* pass C: the tail threshold (computed in each program from pass B's totals, or given), the tail
-  counts, the lower-format counts (with the honest outputs' and ``low_exclude``'s elements left
+* pass C: with the tail threshold (from pass B's totals by a few PyTorch operations on the device,
+  or given), the tail counts, the lower-format counts (with the honest outputs' and ``low_exclude``'s elements left
   out) and the relative tail;
 
 each program writes its partial sums into one row of a float64 buffer, summed over the rows by
@@ -61,7 +61,7 @@ def _pass_a(S, P, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _scaled(O, R, S, smax_ptr, offs, m):
+def _scaled(R, S, smax_ptr, offs, m):
     """What every pass needs of one block: r, s (float64), base, the divisor."""
     r = tl.load(R + offs, mask=m, other=0.0).to(tl.float64)
     s = tl.load(S + offs, mask=m, other=0.0).to(tl.float64)
@@ -85,7 +85,7 @@ def _pass_b(O, R, S, H1, H2, smax_ptr, P, n, NH: tl.constexpr, LINEAR: tl.conste
     pid = tl.program_id(0)
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
-    r, s, base, div = _scaled(O, R, S, smax_ptr, offs, m)
+    r, s, base, div = _scaled(R, S, smax_ptr, offs, m)
     o = tl.load(O + offs, mask=m, other=0.0).to(tl.float64)
     keep = base & _finite(o)
     e = tl.where(keep, (o - r) / div, 0.0)
@@ -137,7 +137,7 @@ def _pass_c(O, R, S, H1, H2, X, smax_ptr, thr_ptr, consts, P, n, NH: tl.constexp
     pid = tl.program_id(0)
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
-    r, s, base, div = _scaled(O, R, S, smax_ptr, offs, m)
+    r, s, base, div = _scaled(R, S, smax_ptr, offs, m)
     thr = tl.load(thr_ptr)
     o_raw = tl.load(O + offs, mask=m, other=0.0)
     o = o_raw.to(tl.float64)
@@ -200,6 +200,8 @@ def _pass_c(O, R, S, H1, H2, X, smax_ptr, thr_ptr, consts, P, n, NH: tl.constexp
             tl.store(row + 4, tl.sum((rn & m).to(tl.float64), axis=0))
 
 
+#: the dtypes the kernels load
+_FLOATS = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 #: the lower formats of :data:`kernelsynth.verify.precision.LOWER_FORMAT_BITS`, for the kernels:
 #: (low-bit mask, integer type of the bitcast, the exponent field's mask)
 _LOW = {torch.float32: ((1 << 13) - 1, tl.int32, 0x7F800000),
@@ -220,10 +222,9 @@ def supported(out: torch.Tensor, ref64: torch.Tensor, scale: torch.Tensor, hones
     if not enabled():
         return False
     ts = [out, scale, *honest] + ([low_exclude] if low_exclude is not None else [])
-    floats = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
     return (dev.type == "cuda" and ref64.dtype == torch.float64 and len(honest) <= 2
             and all(isinstance(t, torch.Tensor) and t.device == dev and t.shape == ref64.shape for t in ts)
-            and out.dtype in floats and scale.dtype in floats and all(h.dtype == out.dtype for h in honest)
+            and out.dtype in _FLOATS and scale.dtype in _FLOATS and all(h.dtype == out.dtype for h in honest)
             and ref64.numel() > 0)
 
 
@@ -321,9 +322,8 @@ def fused_compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
     device synchronisation, for an output and reference of equal shape on one CUDA device; None for
     anything else (the caller keeps its PyTorch operations). Maxima do not depend on the order: the
     same bits as PyTorch's."""
-    floats = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
     if not (enabled() and ref.device.type == "cuda" and out.device == ref.device and out.shape == ref.shape
-            and out.dtype in floats and ref.dtype in floats and ref.numel() > 0):
+            and out.dtype in _FLOATS and ref.dtype in _FLOATS and ref.numel() > 0):
         return None
     return compare_flags(out, ref, atol, rtol)
 

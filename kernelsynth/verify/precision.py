@@ -333,13 +333,6 @@ class HonestReferences:
         with torch.no_grad(), tf32(self.policy == "tf32"):
             return lo(*_inputs(inputs, None))
 
-    def scale(self, ref_model, inputs) -> torch.Tensor:
-        """The rounding scale ``sqrt(f(x^2, p^2))`` of ``inputs`` (float32, TF32 off; rule 23): the
-        reference on squared inputs and parameters (:meth:`terms`)."""
-        sq = self._copies(ref_model)[1]
-        with torch.no_grad(), tf32(False):
-            return sq(*_inputs(inputs, torch.float32, lambda x: x.float() * x.float())).abs().sqrt()
-
     def terms(self, ref_model, inputs, ref64: torch.Tensor, memo=None) -> Dict[str, object]:
         """``{"dtype", "strides", "scale", "honest"}`` for one trial: the reference's output dtype and
         strides at the job dtype (``strides`` None when it returned no tensor), the rounding scale ``sqrt(f(x^2, p^2))`` (float32) and the honest outputs (device
@@ -365,7 +358,7 @@ class HonestReferences:
             return out
         _, sq, emu = self._copies(ref_model)
         with torch.no_grad(), tf32(False):
-            out["scale"] = self.scale(ref_model, inputs)
+            out["scale"] = sq(*_inputs(inputs, torch.float32, lambda x: x.float() * x.float())).abs().sqrt()
             emulated = ref64 if emu is None else \
                 emu(*_inputs(inputs, torch.float32, lambda x: truncate_mantissa(x, POLICIES[self.policy][1])))
         out["honest"] = [lo, emulated.to(lo.dtype)]

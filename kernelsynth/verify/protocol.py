@@ -20,7 +20,7 @@ from .inputs import (NUDGE_RTOLS, probe_has_precision, apply_changes, exchange_e
 from .poison import call_poisoned
 from .refmemo import output_hash, output_hashes
 from .precision import MIN_ELEMENTS, POOL_PER_TRIAL, HonestReferences, PrecisionMeter, accumulation_slack
-from .transport import FRESH_GROUP, LATER_GROUP, audit_key, digest, parse_audit_key
+from .transport import FRESH_GROUP, LATER_GROUP, audit_key, digest
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def verify(candidate: Callable, ref_model: torch.nn.Module, get_inputs: Callable
                                                     policy, threads_before, out_dtype=terms["dtype"], out_strides=strides,
                                                     last_only=si % 2 == 1, nudge=si % 2 == 0, which=si // 2,
                                                     exchange=si == extra, rounds=len(shapes) // 2, metered=metered,
-                                                    audit_as=audit_key(FRESH_GROUP, si, t) if group == "listed" else None)
+                                                    audit_shape=si if group == "listed" else None)
                 else:
                     latest = out
                 if t == trials - 1:
@@ -391,7 +391,7 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
                            out_dtype: Optional[torch.dtype] = None, out_strides: Optional[tuple] = None,
                            last_only: bool = False, nudge: bool = True,
                            which: Optional[int] = None, exchange: bool = False, rounds: Optional[int] = None,
-                           metered: Optional[Callable] = None, audit_as: Optional[str] = None):
+                           metered: Optional[Callable] = None, audit_shape: Optional[int] = None):
     """Determinism and staleness on one shape. Returns the last output it got (the next trial's
     output must not share its storage or change it: :func:`~kernelsynth.verify.comparison.check_earlier_output`).
 
@@ -447,8 +447,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     as a decode loop's static buffers would meet; red team s28 c3 from the second on, to 16 mantissa
     bits; red team s29 stored float16 there on a TF32 task, which only the lower-format count, with its
     element-by-element honest exclusion, sees).
-    ``audit_as``: the audit key (:func:`~kernelsynth.verify.transport.audit_key` of group
-    :data:`FRESH_GROUP`) under which step 2's output is recorded in ``policy.audit``, right after the
+    ``audit_shape``: the listed shape's index, under which (audit group :data:`FRESH_GROUP`, trial 0:
+    :func:`~kernelsynth.verify.transport.audit_key`) step 2's output is recorded in ``policy.audit``, right after the
     call, for the parent's independent check (:func:`kernelsynth.jobs.oracle` replays its inputs:
     :func:`refresh_inputs`), and the later steps' outputs under group
     :data:`~kernelsynth.verify.transport.LATER_GROUP`, one key per step (the oracle replays them:
@@ -476,8 +476,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
     exchange = refresh_inputs(inputs, get_inputs, shape, policy.dtype, device, gen, which, last_only or extra)
     refreshed = [x.clone() for x in inputs]
     out2 = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
-    if audit_as is not None and policy.audit is not None:  # as every trial's output (kernelsynth/audit.py)
-        policy.audit[audit_as] = digest(out2, comparison)
+    if audit_shape is not None and policy.audit is not None:  # as every trial's output (kernelsynth/audit.py)
+        policy.audit[audit_key(FRESH_GROUP, audit_shape, 0)] = digest(out2, comparison)
     ref2 = run_reference(ref_model, refreshed, comparison, policy.dtype, policy.memo)
     try:
         compare(out2, ref2, comparison, tol, out_dtype, out_strides)
@@ -493,8 +493,8 @@ def check_repeat_and_fresh(candidate, ref_model, get_inputs, shape, pristine, ou
         apply_changes(inputs, changes())
         changed = [x.clone() for x in inputs]
         latest = call_poisoned(candidate, inputs, device, policy.poison_empty, threads_before, ops)
-        if audit_as is not None and policy.audit is not None:  # the parent replays these steps too
-            policy.audit[audit_key(LATER_GROUP, parse_audit_key(audit_as)[1], k)] = digest(latest, comparison)
+        if audit_shape is not None and policy.audit is not None:  # the parent replays these steps too
+            policy.audit[audit_key(LATER_GROUP, audit_shape, k)] = digest(latest, comparison)
         with policy.memo.holding(changed) if policy.memo is not None else contextlib.nullcontext():
             ref_now = run_reference(ref_model, changed, comparison, policy.dtype, policy.memo)  # one fingerprint
             try:
