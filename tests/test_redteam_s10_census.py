@@ -94,8 +94,33 @@ def test_a_library_call_hidden_from_the_dispatch_mode_is_seen_by_the_per_call_pr
 
 def test_switching_the_profiler_or_record_function_off_in_a_call_is_seen():
     x = torch.randn(4)
+
+    def ended(stop):
+        def call(x):
+            try:
+                stop()
+            except RuntimeError:  # the Kineto stop of the CPU-profiler session raises, after ending it
+                pass
+            return x.clone()
+        return call
+
+    # the per-call session is the CPU profiler's (session 30): ended by either stop, its own or Kineto's
+    for stop in (torch.autograd._disable_profiler, torch._C._autograd._disable_profiler_legacy):
+        with pytest.raises(VerificationFailure, match="profiler session was ended"):
+            _census_of(ended(stop), x)
+        assert not torch.autograd._profiler_enabled()
+    names, _ = _census_of(lambda x: x * 2, x)  # and the next call has its own session again
+    assert "mul" in names
+
+    def replaced(x):  # ended, then a Kineto session of the candidate's own in its place
+        torch._C._autograd._disable_profiler_legacy()
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        prof.__enter__()
+        return x.clone()
+
     with pytest.raises(VerificationFailure, match="profiler session was ended"):
-        _census_of(lambda x: torch.autograd._disable_profiler() and x.clone(), x)
+        _census_of(replaced, x)
+    assert not torch.autograd._profiler_enabled()  # the harness ended the replacement too
 
     def record_off(x):
         torch.autograd._enable_record_function(False)
