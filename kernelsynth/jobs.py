@@ -21,7 +21,7 @@ import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
@@ -274,10 +274,12 @@ def compile_baseline(model, backend: str = "inductor"):
 
 
 def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.device, dtype: torch.dtype,
-           seed: int = INIT_SEED, perturb: Optional[str] = None):
+           seed: int = INIT_SEED, perturb: Optional[str] = None, reference: Optional[Callable] = None):
     """The callable model of the job's candidate: a baseline (the reference, or torch.compile of
     it), or what its backend builds (:meth:`kernelsynth.backends.Backend.build`), its parameters
-    drawn after ``torch.manual_seed(seed)`` (and perturbed: :func:`_constructing`)."""
+    drawn after ``torch.manual_seed(seed)`` (and perturbed: :func:`_constructing`). ``reference``:
+    what makes the backend's reference model (default: :func:`_reference` with the same arguments;
+    ``evaluate`` passes the memo's copies, :meth:`kernelsynth.verify.refmemo.ReferenceMemo.module`)."""
     cand = p.candidate
     if cand.trusted:
         model = _reference(ref_mod, init, device, dtype)
@@ -292,7 +294,8 @@ def _build(p: JobRequest, backend, mod, ref_mod, init: list, device: torch.devic
 
     return backend.build(BuildContext(module=mod, init=init, candidate=cand, dtype=p.dtype, arch=p.arch,
                                       interface=p.interface, cache_dir=p.cache_dir,
-                                      reference=lambda: _reference(ref_mod, init, device, dtype, seed, perturb),
+                                      reference=reference or (lambda: _reference(ref_mod, init, device, dtype, seed,
+                                                                                 perturb)),
                                       seeded=seeded))
 
 
@@ -354,9 +357,13 @@ def evaluate(p: JobRequest) -> EvaluateResult:
                 built.clear()
             # the reference is built when first needed: with the memo on, a later job's trials find its
             # outputs kept (kernelsynth/verify/refmemo.py); the memo's key is how it is built
-            reference = LazyReference(functools.partial(_reference, ref_mod, init, device, dtype, seed, perturb),
-                                      (reference_digest, p.dtype) + key)
-            built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype, seed, perturb),
+            # every reference model of this build (the candidate's parameters for a native kernel, the
+            # reference's outputs on a memo miss): a copy of one kept per build while the memo is on
+            build_key = (reference_digest, p.dtype, str(device)) + key
+            make = functools.partial(MEMO.module, build_key if use_memo else None,
+                                     functools.partial(_reference, ref_mod, init, device, dtype, seed, perturb))
+            reference = LazyReference(make, (reference_digest, p.dtype) + key)
+            built[key] = (_build(p, backend, mod, ref_mod, init, device, dtype, seed, perturb, reference=make),
                           reference if use_memo else reference.module)
             built_once.append(key)
             if guard is not None and first:  # later builds: the check after each trial covers them

@@ -239,3 +239,61 @@ def test_a_memo_switched_back_on_after_the_job_began_is_not_used(monkeypatch):
     assert MEMO.entries == {} and MEMO.calls == 0
     monkeypatch.undo()
     MEMO.begin(False, torch.device("cpu"))
+
+
+class _Drawn(torch.nn.Module):
+    """A reference model whose construction draws its parameters (counted)."""
+    builds = 0
+
+    def __init__(self, n=8):
+        super().__init__()
+        _Drawn.builds += 1
+        self.lin = torch.nn.Linear(n, n)
+        self.register_buffer("scale", torch.rand(n))
+
+
+def test_a_kept_reference_model_is_handed_out_as_copies_built_once_per_key():
+    """Session 30: with the memo on, the reference model of one build (its key) is built once and
+    every caller -- the first too -- gets a deep copy: the same parameter and buffer values in
+    storage of its own, so a kernel that writes into its weights changes its copy only; off, every
+    call builds; past the budget nothing is kept; a model deepcopy refuses is built each time."""
+    memo = ReferenceMemo()
+    memo.begin(True, torch.device("cpu"))
+    _Drawn.builds = 0
+
+    def build():
+        torch.manual_seed(7)
+        return _Drawn()
+
+    a = memo.module(("ref", 1), build)
+    a.lin.weight.data.zero_()  # the first caller's copy, written to
+    b = memo.module(("ref", 1), build)
+    assert _Drawn.builds == 1
+    fresh = build()
+    assert torch.equal(b.lin.weight, fresh.lin.weight) and torch.equal(b.scale, fresh.scale)
+    assert not torch.equal(a.lin.weight, b.lin.weight)
+    assert b.lin.weight.data_ptr() != memo.module(("ref", 1), build).lin.weight.data_ptr()
+    size = sum(t.numel() * t.element_size() for t in (*fresh.parameters(), *fresh.buffers()))
+    assert memo.nbytes == size
+    memo.module(("ref", 2), build)
+    assert _Drawn.builds == 3 and len(memo.entries) == 2
+    memo.module(None, build)  # no key: built, not kept
+    assert _Drawn.builds == 4 and len(memo.entries) == 2
+
+    memo.budget = memo.nbytes  # full: a new build is not kept, so built again next time
+    memo.module(("ref", 3), build)
+    memo.module(("ref", 3), build)
+    assert _Drawn.builds == 6 and len(memo.entries) == 2
+
+    class Uncopyable(_Drawn):
+        def __deepcopy__(self, memo_):
+            raise TypeError("no copies")
+    memo.budget = 10**9
+    got = [memo.module(("ref", 4), lambda: Uncopyable()) for _ in range(2)]
+    assert _Drawn.builds == 6 + 2 and got[0] is not got[1] and len(memo.entries) == 2  # not kept: built per call
+
+    memo.begin(False, torch.device("cpu"))  # off (a fresh worker's job): emptied, every call builds
+    assert memo.entries == {} and memo.nbytes == 0
+    memo.module(("ref", 1), build)
+    memo.module(("ref", 1), build)
+    assert _Drawn.builds == 10

@@ -30,6 +30,7 @@ such a job; only the ladder's versions, written with the task, share a worker an
 from __future__ import annotations
 
 import contextlib
+import copy
 from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Tuple
 
 import torch
@@ -48,6 +49,9 @@ MAX_FINGERPRINT_ELEMENTS = 2**27
 DEVICE_FRACTION = 0.05
 MAX_BYTES = 8 * 2**30
 CPU_BYTES = 512 * 2**20
+
+#: The first part of the key of a kept reference model (:meth:`ReferenceMemo.module`).
+MODULE_KEY = "module"
 
 _WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 #: Odd multipliers of the fingerprint's position hash (Knuth's golden-ratio constant and a second
@@ -165,6 +169,9 @@ def _versions(args: Sequence[Any]) -> tuple:
 
 
 def _tensors(value: Any):
+    if isinstance(value, torch.nn.Module):
+        yield from value.parameters()
+        yield from value.buffers()
     if isinstance(value, torch.Tensor):
         yield value
     elif isinstance(value, dict):
@@ -274,6 +281,34 @@ class ReferenceMemo:
             return value
         value = compute()
         return self.keep(key, value) if key is not None and keep_if(value) else value
+
+    def module(self, key: Optional[Hashable], build: Callable[[], torch.nn.Module]) -> torch.nn.Module:
+        """A reference model as ``build()`` makes it. With the memo on and a ``key`` (how it is built:
+        :data:`BUILD_ATTR`'s description), the first build under ``key`` is kept as a template (its
+        parameters' and buffers' bytes within the budget) and every call, the first included, gets a
+        deep copy of it: the same parameter values without drawing them again (a native CUDA
+        candidate's parameters come from a reference model built per trial; the reference
+        ``Model.__init__``'s draws on the CPU were 16 % of conv_relu_maxpool v4's protocol time on an
+        H100, session 30, py-spy), and no caller ever holds the template itself (a kernel that
+        writes into its weight arguments changes its own copy). Who may see it: as for the outputs
+        (module docstring), the memo is off for a job in a fresh worker, and emptied. A model that
+        ``copy.deepcopy`` refuses is not kept (``build()`` per call)."""
+        if not self.enabled or key is None:
+            return build()
+        key = (MODULE_KEY, key)
+        template = self.entries.get(key)
+        if template is None:
+            template = build()
+            try:
+                copied = copy.deepcopy(template)
+            except Exception:  # noqa: BLE001 -- a model deepcopy cannot copy: not kept, built per call
+                return template
+            size = sum(t.numel() * t.element_size() for t in _tensors(template))
+            if self.nbytes + size <= self.budget:
+                self.entries[key] = template
+                self.nbytes += size
+            return copied
+        return copy.deepcopy(template)
 
     def device_bytes(self) -> int:
         """Bytes the memo holds on a GPU (peak-memory figures leave them out)."""
