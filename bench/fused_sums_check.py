@@ -1,6 +1,7 @@
 """On a GPU: rule 23's fused per-trial sums (kernelsynth.verify.fused_sums) against the PyTorch
 operations of precision.trial_sums and comparison.compare -- the same counts, sums to rounding, the
-same comparison maxima -- and the time of each path per call, by output size:
+same comparison maxima -- and the memo's fingerprint hash (refmemo._hash: the same int64 pair), with the
+time of each path per call, by output size:
 
     python bench/fused_sums_check.py [--sizes 1000,100000,1000000,16777216]
 
@@ -89,6 +90,22 @@ def main(argv):
             bad += diff is not None
             print(f"{n:>10} {str(dtype)[6:]:>9} {nh:>6} {times['0']:>9.3f} {times['1']:>9.3f} {ctimes['0']:>9.3f} "
                   f"{ctimes['1']:>9.3f}  {diff or 'same'}", flush=True)
+    # the memo's fingerprints and the kept outputs' hashes (refmemo._hash): the same int64 pair on both paths
+    from kernelsynth.verify import refmemo
+    print(f"{'n':>10} {'dtype':>9} {'hash torch ms':>13} {'hash fused ms':>13}  check")
+    for n in sizes:
+        for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.int8, torch.bool):
+            g = torch.Generator(device="cuda").manual_seed(n)
+            x = (torch.randn(n, generator=g, device="cuda", dtype=torch.float64) * 1e30)
+            x = x > 0 if dtype == torch.bool else (x.clamp(-127, 127) if dtype == torch.int8 else x).to(dtype)
+            got, ht = {}, {}
+            for mode in ("0", "1"):
+                os.environ["KERNELSYNTH_FUSED_SUMS"] = mode
+                got[mode] = refmemo._hash(x).tolist()
+                ht[mode] = timed(lambda: refmemo._hash(x).tolist())
+            diff = None if got["0"] == got["1"] else f"{got['0']} != {got['1']}"
+            bad += diff is not None
+            print(f"{n:>10} {str(dtype)[6:]:>9} {ht['0']:>13.3f} {ht['1']:>13.3f}  {diff or 'same'}", flush=True)
     os.environ.pop("KERNELSYNTH_FUSED_SUMS", None)
     return 1 if bad else 0
 

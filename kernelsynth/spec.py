@@ -187,7 +187,15 @@ def evaluate(expr: str, env: Dict[str, float]) -> float:
     and calls of :data:`FUNCTIONS`.
 
     Raises ValueError for anything else (other calls, attributes, unknown names).
+
+    A formula checked once (:func:`_compiled`) runs as compiled Python with only ``env`` and
+    :data:`FUNCTIONS` in scope (a native kernel's grid and output shape are evaluated on every
+    call, inside the census's hooks: about 3 % of conv_relu_maxpool v4's protocol time when each
+    call walked the tree, session 30); the tree walk below gives the same values and names the error.
     """
+    code, names, calls = _compiled(str(expr))
+    if code is not None and names <= env.keys() and not calls & env.keys():
+        return eval(code, {"__builtins__": {}, **FUNCTIONS}, env)  # noqa: S307 - checked: arithmetic only
 
     def ev(node):
         if isinstance(node, ast.Expression):
@@ -208,6 +216,42 @@ def evaluate(expr: str, env: Dict[str, float]) -> float:
         raise ValueError(f"unsupported syntax '{ast.unparse(node)}'")
 
     return ev(_parsed(str(expr)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(expr: str):
+    """``(code, names, calls)`` of a formula :func:`evaluate` accepts -- only the nodes it
+    evaluates (numbers, names, + - * / // % **, unary minus, calls of :data:`FUNCTIONS` without
+    keywords) --, with the names it reads and the functions it calls; ``(None, ...)`` for any other
+    formula (the tree walk raises its error)."""
+    try:
+        tree = _parsed(expr)
+    except ValueError:
+        return None, frozenset(), frozenset()
+    names, calls = set(), set()
+
+    def ok(node) -> bool:
+        if isinstance(node, ast.Expression):
+            return ok(node.body)
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float))
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+            return True
+        if isinstance(node, ast.BinOp):
+            return type(node.op) in _BINOPS and ok(node.left) and ok(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.USub) and ok(node.operand)
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords):
+                return False
+            calls.add(node.func.id)
+            return all(ok(a) for a in node.args)
+        return False
+
+    if not ok(tree):
+        return None, frozenset(), frozenset()
+    return compile(tree, "<formula>", "eval"), frozenset(names), frozenset(calls)
 
 
 @functools.lru_cache(maxsize=4096)

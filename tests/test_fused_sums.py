@@ -145,3 +145,36 @@ def test_the_fused_comparison_gives_compares_verdicts_and_maxima(dtype):
         else:  # the first flag raised names its class, as compare's message does
             first = next(i for i in range(3) if flags[i])
             assert failed.startswith(("NaN", "Inf", "outside")[first]), (name, flags, failed)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int8, torch.bool,
+                                   torch.complex64])
+def test_the_fused_hash_gives_the_pytorch_hash(dtype):
+    """fused_sums.fused_hash (the GPU's memo fingerprints and kept-output hashes) gives the very int64
+    pair refmemo's PyTorch operations give, over sizes that end mid-program and past one, for every
+    word size (1, 2, 4 and 8 bytes: bool and int8, bfloat16, float32, float64 and complex64's float
+    pairs), with negative words (sign extension) and values that overflow the products; a change of
+    one element or a swap of two changes it."""
+    from kernelsynth.verify import refmemo
+
+    g = torch.Generator().manual_seed(3)
+    for n in (1, 1023, 1024, 3000):
+        if dtype == torch.bool:
+            x = torch.rand(n, generator=g) > 0.5
+        elif dtype == torch.int8:
+            x = torch.randint(-128, 128, (n,), generator=g, dtype=torch.int8)
+        else:
+            x = (torch.randn(n, generator=g, dtype=torch.float64) * 1e30).to(dtype)
+        want = refmemo._hash(x)
+        w = refmemo._words(x, widen=False)
+        got = fused_sums.fused_hash(w, refmemo._M1, refmemo._M2)
+        assert got.dtype == torch.int64 and got.tolist() == want.tolist(), (dtype, n, got, want)
+        if n > 1:
+            y = x.clone()
+            y[0], y[1] = x[1], x[0]
+            z = x.clone()
+            z[n // 2] = x[n // 2 - 1] if dtype != torch.bool else ~x[n // 2]
+            for other in (y, z):
+                if not torch.equal(other, x):
+                    assert fused_sums.fused_hash(refmemo._words(other, widen=False), refmemo._M1,
+                                                 refmemo._M2).tolist() != want.tolist()

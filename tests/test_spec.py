@@ -3,6 +3,8 @@
 import shutil
 from pathlib import Path
 
+import re
+
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -86,9 +88,46 @@ def test_resolve_spec_path(flip2d_copy):
 def test_formula_evaluator():
     assert evaluate("2 * M * N * itemsize", {"M": 3, "N": 4, "itemsize": 2}) == 48
     assert evaluate("(M + 1) // 2 ** 1", {"M": 5}) == 3
-    for bad in ("M.x", "f(M)", "[M]"):
+    for bad in ("M.x", "f(M)", "[M]", "__import__('os')", "min(M, key=1)", "M if M else 1", "M < 2", "'a' * M",
+                "min(*[M])", "unknown + 1"):
         with pytest.raises(ValueError):
             evaluate(bad, {"M": 1})
+
+
+def test_compiled_formulas_give_what_the_tree_walk_gives():
+    """Session 30: a checked formula runs as compiled Python (evaluate's fast path); every launch grid,
+    block, output shape and work formula of the specs, and a few edge cases, give the tree walk's
+    values and types; a dim named like a function (``min``) keeps the tree walk's meaning."""
+    import kernelsynth.spec as spec_mod
+
+    def walked(expr, env):
+        real = spec_mod._compiled
+        spec_mod._compiled = lambda e: (None, frozenset(), frozenset())
+        try:
+            return evaluate(expr, env)
+        finally:
+            spec_mod._compiled = real
+
+    exprs = {"cdiv(N * C_out * PH * PW, BLOCK)", "-M ** 2 % 5", "M / 2", "max(M, N) - min(1, N) // 3", "2.5 * M"}
+    for path in SPECS_DIR.glob("*/spec.yaml"):
+        text = path.read_text()
+        exprs |= set(re.findall(r'"((?:cdiv|max|min)\([^"]*)"', text))
+        exprs |= set(re.findall(r'(?:flops|bytes): "([^"]*)"', text))
+    assert len(exprs) > 30, exprs
+    env = {n: 37 + i for i, n in enumerate(["N", "M", "C_out", "C_in", "PH", "PW", "H", "W", "BLOCK", "K", "D", "S",
+                                             "B", "BN", "BW", "BLOCK_M", "BLOCK_N", "KPT", "CC", "itemsize", "V",
+                                             "T", "E", "HD", "R", "C", "L", "BLOCK_R", "BLOCK_C", "TILE", "ROWS"])}
+    checked = 0
+    for e in sorted(exprs):
+        code, names, _ = spec_mod._compiled(e)
+        if code is None or not names <= env.keys():
+            continue
+        got, want = evaluate(e, env), walked(e, env)
+        assert got == want and type(got) is type(want), (e, got, want)
+        checked += 1
+    assert checked > 10
+    assert evaluate("min + 1", {"min": 4}) == walked("min + 1", {"min": 4}) == 5
+    assert evaluate("min(min, 2)", {"min": 4}) == walked("min(min, 2)", {"min": 4}) == 2
 
 
 _value = st.one_of(st.integers(-3, 5), st.floats(allow_nan=True), st.text(max_size=3), st.none(),

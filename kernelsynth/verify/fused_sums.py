@@ -340,3 +340,28 @@ def compare_flags(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
     p = torch.empty(grid[0], 5, dtype=torch.float64, device=ref.device)
     _compare[grid](o, r, tols, p, n, BLOCK=BLOCK)
     return p.amax(dim=0).tolist()
+
+
+@triton.jit
+def _hash_pass(W, P, n, M1, M2, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    w = tl.load(W + offs, mask=m, other=0).to(tl.int64)  # sign-extended, as ``Tensor.to(torch.int64)``
+    k = offs * M1 + M2  # int64 products and sums wrap modulo 2^64, as torch's
+    k = k ^ (k >> 31)  # arithmetic shift, as torch's ``>>`` on int64
+    tl.store(P + 2 * tl.program_id(0), tl.sum(tl.where(m, w * (k | 1), 0), axis=0))
+    tl.store(P + 2 * tl.program_id(0) + 1, tl.sum(tl.where(m, w ^ (k * M2), 0), axis=0))
+
+
+def fused_hash(words: torch.Tensor, m1: int, m2: int) -> torch.Tensor:
+    """:func:`kernelsynth.verify.refmemo._hash` of a 1-D CUDA tensor of integer ``words`` (one per
+    element: the bits viewed as the int type of the element's size) in one Triton pass: each
+    program's two int64 sums over its elements, summed by PyTorch. The same two int64 values as the
+    PyTorch operations (every step is an int64 product, sum or bit operation, exact modulo 2^64 in
+    any order): ``tests/test_fused_sums.py`` on the interpreter, ``bench/fused_sums_check.py`` on a
+    GPU. ``m1``/``m2``: the position hash's odd multipliers (signed int64 values)."""
+    n = words.numel()
+    rows = triton.cdiv(n, BLOCK)
+    p = torch.empty(rows, 2, dtype=torch.int64, device=words.device)
+    _hash_pass[(rows,)](words, p, n, m1, m2, BLOCK=BLOCK)
+    return p.sum(dim=0)

@@ -60,9 +60,10 @@ _M1 = 0x9E3779B97F4A7C15 - 2**64
 _M2 = 0xC2B2AE3D27D4EB4F - 2**64
 
 
-def _words(x: torch.Tensor) -> Optional[torch.Tensor]:
+def _words(x: torch.Tensor, widen: bool = True) -> Optional[torch.Tensor]:
     """The bits of ``x`` (any dtype; complex as its real pairs, bool as bytes) as a flat int64
-    tensor on its device, one word per element; None for a dtype of another size."""
+    tensor on its device, one word per element (``widen=False``: the signed integer type of the
+    element's size, not widened); None for a dtype of another size."""
     x = x.detach()
     if x.is_complex():
         x = torch.view_as_real(x)
@@ -71,7 +72,8 @@ def _words(x: torch.Tensor) -> Optional[torch.Tensor]:
     word = _WORDS.get(x.element_size())
     if word is None:
         return None
-    return x.contiguous().reshape(-1).view(word).to(torch.int64)
+    w = x.contiguous().reshape(-1).view(word)
+    return w.to(torch.int64) if widen else w
 
 
 def _positions(n: int, device: torch.device) -> torch.Tensor:
@@ -80,9 +82,20 @@ def _positions(n: int, device: torch.device) -> torch.Tensor:
     return k ^ (k >> 31)
 
 
+def _fused_enabled() -> bool:
+    from . import fused_sums
+    return fused_sums.enabled()
+
+
 def _hash(x: torch.Tensor) -> Optional[torch.Tensor]:
     """Two int64 sums over ``x``'s elements, each bit pattern weighted by a hash of its position
-    (a change of any one element, and a move of a value to another position, changes them)."""
+    (a change of any one element, and a move of a value to another position, changes them). On a
+    GPU in one Triton pass (:func:`kernelsynth.verify.fused_sums.fused_hash`, the same values;
+    ``KERNELSYNTH_FUSED_SUMS=0``: the PyTorch operations, about a dozen launches)."""
+    if x.device.type == "cuda" and _fused_enabled():
+        from . import fused_sums
+        w = _words(x, widen=False)
+        return None if w is None else fused_sums.fused_hash(w, _M1, _M2)
     w = _words(x)
     if w is None:
         return None
@@ -104,6 +117,9 @@ def output_hashes(tensors: Sequence[torch.Tensor]) -> list:
     out: list = [None] * len(tensors)
     groups: Dict[tuple, list] = {}
     for i, x in enumerate(tensors):
+        if x is not None and x.device.type == "cuda" and _fused_enabled():  # one Triton pass each
+            out[i] = _hash(x)
+            continue
         w = None if x is None else _words(x)
         if w is None:
             continue
