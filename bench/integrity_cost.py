@@ -32,20 +32,3 @@ print("  internals %.3f" % t(lambda: guard._internals_changed(snap.internals)))
 print("  numeric %.3f" % t(lambda: guard._check_numeric_against(snap.numeric)))
 quick=snap.quick; resolved=snap.namespaces
 print("  quick %.3f" % t(lambda: all(name in quick and guard._same(quick[name], ns) for name, ns in resolved)))
-from itertools import chain
-from operator import is_
-nss = [ns for _, ns in resolved]
-dicts = list(map(vars, nss))
-lens = tuple(map(len, dicts))
-keys = tuple(chain.from_iterable(dicts))
-vals = tuple(chain.from_iterable(map(dict.values, [d if isinstance(d, dict) else dict(d) for d in dicts])))
-print(type(vars(torch.Tensor)))
-from types import MappingProxyType
-def values(d): return d.values()
-_values = __import__('operator').methodcaller('values')
-vals = tuple(chain.from_iterable(map(_values, dicts)))
-def flat():
-    ds = list(map(vars, nss))
-    return tuple(map(len, ds)) == lens and all(map(is_, chain.from_iterable(ds), keys)) and all(map(is_, chain.from_iterable(map(_values, ds)), vals))
-print(flat())
-print("  flat %.3f" % t(flat))
