@@ -55,6 +55,9 @@ CENSUS_EVASION_NAMES = frozenset({
     # the profiler detected or switched off
     "_profiler_enabled", "_is_profiler_enabled", "_profiler_type", "_enable_record_function", "_disable_profiler",
     "_disable_profiler_legacy", "_enable_profiler", "_enable_profiler_legacy", "_prepare_profiler",
+    # RecordFunction's callbacks removed, collection paused, ranges opened by hand (red team s30 c1-c4)
+    "_clear_callbacks", "_toggle_collection_dynamic", "_record_function_with_args_enter",
+    "_record_function_with_args_exit",
 })
 
 

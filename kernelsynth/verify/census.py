@@ -258,7 +258,7 @@ class Census(set):
 #: copies are not the candidate's); ``threads``: Python thread starts so far.
 _STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0, "numpy_watch": False, "profiling": False,
           "last_grid": None,
-          "scalars": 0, "quiet": 0}
+          "scalars": 0, "quiet": 0, "marks": {}}
 #: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
 COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
 _HOST_DOORS = ("numpy", "__array__", "__dlpack__", "tolist")
@@ -603,15 +603,7 @@ def install_watch() -> None:
                         (torch._C, "_from_dlpack"), (torch._C, "_to_dlpack_versioned")):
         _wrap(owner, door, host(door))
 
-    def record_function_switch(original):  # RecordFunction switched off hides operators from the per-call profiler
-        def switch(*a, **k):
-            if _STATE["census"] is not None and not _STATE["in_launch"]:
-                _STATE["census"].add("census:_enable_record_function")
-            return original(*a, **k)
-        return switch
-
-    for owner in (torch.autograd, torch._C._autograd):
-        _wrap(owner, "_enable_record_function", record_function_switch)
+    _label_profiler_doors()
 
     def redispatched(original):  # below the Python key, without RecordFunction (redteam_s11 co1, mo1, xo1, fo1)
         def call(self, *a, **k):
@@ -810,6 +802,14 @@ SCALAR_READS_MAX = 32
 #: Marks the per-call profiler reads (RecordFunction ranges): operators inside a launch mark are
 #: Triton's (the interpreter's argument copies), except inside a candidate mark in it (a grid callable).
 LAUNCH_MARK, CANDIDATE_MARK, CALL_MARK = "kernelsynth::launch", "kernelsynth::candidate", "kernelsynth::call"
+#: The mark the harness records last, right before it stops the session: a session whose RecordFunction
+#: callbacks were removed in the call (``_clear_callbacks``: still enabled, recording nothing; red team
+#: s30 c3) has none.
+END_MARK = "kernelsynth::end"
+#: The names of the harness's marks: a range of one of these names that the harness did not open (the
+#: counts differ) means the candidate opened it (red team s30 c1 wrapped a library flip in a forged
+#: launch mark, c2 put a forged call mark in a session it had restarted).
+MARK_PREFIX = "kernelsynth::"
 
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
@@ -830,6 +830,45 @@ _MARK_EXIT = torch._C._autograd._record_function_with_args_exit
 #: push/pop pairs per thread, turned into spans by :func:`_spans`.
 _ENABLE_CPU = torch._C._autograd._enable_profiler_legacy
 _DISABLE_CPU = torch._C._autograd._disable_profiler_legacy
+
+
+#: The profiler's and RecordFunction's C entry points: called in a verified call (not by the harness,
+#: which holds the originals) they switch the per-call session's recording off, end or restart it, or
+#: open ranges in it -- RecordFunction off (session 10), a session stopped and started again around a
+#: hidden library call, its callbacks removed (red team s30 c2, c3), a forged launch mark (c1). Such a
+#: call is labelled ``census:<name>`` (:func:`_label_profiler_doors`).
+PROFILER_DOORS = ("_enable_record_function", "_enable_profiler", "_disable_profiler", "_prepare_profiler",
+                  "_enable_profiler_legacy", "_disable_profiler_legacy", "_clear_callbacks",
+                  "_toggle_collection_dynamic", "_record_function_with_args_enter",
+                  "_record_function_with_args_exit")
+
+
+def _label_profiler_doors() -> None:
+    """Replace every ``torch`` module attribute holding one of :data:`PROFILER_DOORS`' C originals
+    with a wrapper that labels the verified call it is called in (``census:<name>``, outside a
+    Triton launch) and then calls the original."""
+    originals = {name: getattr(torch._C._autograd, name) for name in PROFILER_DOORS
+                 if callable(getattr(torch._C._autograd, name, None))
+                 and not getattr(getattr(torch._C._autograd, name), "_kernelsynth_watch", False)}
+
+    def labelled(name, original):
+        def door(*a, **k):
+            census = _STATE["census"]
+            if census is not None and not _STATE["in_launch"]:
+                census.add(f"census:{name}")
+            return original(*a, **k)
+        door._kernelsynth_watch = True
+        door.__name__ = name
+        return door
+
+    wrappers = {name: labelled(name, orig) for name, orig in originals.items()}
+    for modname, module in list(sys.modules.items()):
+        if not (modname == "torch" or modname.startswith("torch.")) or module is None:
+            continue
+        d = getattr(module, "__dict__", {})
+        for name, orig in originals.items():
+            if d.get(name) is orig:
+                setattr(module, name, wrappers[name])
 
 
 def _hide_profiler_state() -> None:
@@ -876,31 +915,35 @@ class _Span(tuple):
 
 def _spans(threads) -> List[_Span]:
     """The ranges of a CPU-profiler session's events (``_disable_profiler_legacy()``: one list of
-    push/pop/mark events per thread), each push paired with its thread's next unmatched pop; a
-    push left open (the session ended inside it) ends at the session's end. Times are the
-    events' CPU clock relative to the first event of the first thread."""
+    push/pop/mark events per thread), each push paired with the pop of the same RecordFunction
+    handle (as torch's own ``profiler_legacy`` parser pairs them: by position, a range the
+    candidate opened and left open inside a launch made the harness's pops close the wrong pushes
+    and every later operator read as Triton's, red team s30 c4); a push never popped ends at the
+    session's end. Times are the events' CPU clock relative to the first event of the first thread."""
     firsts = [t[0] for t in threads if t]
     if not firsts:
         return []
     base = firsts[0]
-    out, end = [], 0.0
+    out, opened, end = [], {}, 0.0
     for events in threads:
-        stack = []
         for e in events:
             at = base.cpu_elapsed_us(e) * 1e3
             end = max(end, at)
             kind = e.kind()
             if kind == "push":
-                stack.append((e.name(), at))
-            elif kind == "pop" and stack:
-                name, start = stack.pop()
-                out.append(_Span((name, start, at)))
-        out += [_Span((name, start, None)) for name, start in stack]
-    return [s if s[2] is not None else _Span((s[0], s[1], end)) for s in out]
+                opened[e.handle()] = (e.name(), at)
+            elif kind == "pop":
+                got = opened.pop(e.handle(), None)
+                if got is not None:
+                    out.append(_Span((got[0], got[1], at)))
+    return out + [_Span((name, start, end)) for name, start in opened.values()]
 
 
 def _mark(name: str):
-    return _MARK_ENTER(name) if _STATE["profiling"] else None
+    if not _STATE["profiling"]:
+        return None
+    _STATE["marks"][name] = _STATE["marks"].get(name, 0) + 1
+    return _MARK_ENTER(name)
 
 
 def _unmark(handle) -> None:
@@ -1042,7 +1085,8 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
     if profiling:
         _ENABLE_CPU(_profiler_config())
         _STATE["profiling"] = True
-        call_mark = _MARK_ENTER(CALL_MARK)
+        _STATE["marks"] = {}
+        call_mark = _mark(CALL_MARK)
     try:
         with mode:
             yield lambda: _STATE["threads"] - before_threads
@@ -1058,6 +1102,8 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
             _STATE["profiling"] = False
             if _ENABLED():
                 _MARK_EXIT(call_mark)
+                _STATE["marks"][END_MARK] = 1
+                _MARK_EXIT(_MARK_ENTER(END_MARK))
                 events = _stop_cpu_profiler()
         if full:
             census.calls += 1
@@ -1067,9 +1113,21 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
         if not held <= census:
             raise TamperingError(f"the census lost {sorted(held - census)[:4]} during a verified call: its record was "
                                  "edited from inside the call (VERIFICATION.md rules 13-14)")
-        if profiling and (events is None or not any(e[0] == CALL_MARK for e in events)):
+        if profiling and (events is None or not any(e[0] == CALL_MARK for e in events)
+                          or not any(e[0] == END_MARK for e in events)):
             raise VerificationFailure("the census's profiler session was ended or replaced during a verified call "
                                       "(VERIFICATION.md rule 14)")
+        if profiling:
+            seen: Dict[str, int] = {}
+            for e in events:
+                if e[0].startswith(MARK_PREFIX):
+                    seen[e[0]] = seen.get(e[0], 0) + 1
+            opened = _STATE["marks"]
+            if seen != opened:
+                odd = [f"{n}: {seen.get(n, 0)} recorded, {opened.get(n, 0)} opened by the harness"
+                       for n in sorted(set(seen) | set(opened)) if seen.get(n, 0) != opened.get(n, 0)]
+                raise VerificationFailure("ranges named like the census's marks that the harness did not open were "
+                                          f"recorded in a verified call ({'; '.join(odd[:4])}; VERIFICATION.md rule 14)")
         ops = candidate_ops(events) if profiling else []
         _record_profiled(census, ops)
         scalars = max(_STATE["scalars"] - scalars_before, ops.count("_local_scalar_dense"))

@@ -17,7 +17,9 @@ the worker's later jobs, keyed by
 
 so an input drawn differently (a ``get_inputs`` that ignores its generator, a candidate that
 changed its input) misses instead of meeting another trial's answer. A hit returns the kept
-tensors themselves, which the protocol only reads.
+tensors themselves, which the protocol only reads. It also keeps one reference model per build
+(:meth:`ReferenceMemo.module`), handed out as deep copies: the parameters a native kernel takes
+from the reference model of each trial, without drawing them again in every job.
 
 Who may see it: the memo holds the right answer to every trial a later candidate of the run will
 meet, so no untrusted code may run in a process that holds one. A job with ``fresh_worker`` (every
