@@ -367,6 +367,20 @@ def _deep_merge(base: Dict[str, Any], top: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _yaml_problem(e: "yaml.YAMLError") -> str:
+    """A YAML error in one line with where it is: ``"expected ',' or ']', but got ':' (line 4, column 7;
+    while parsing a flow sequence from line 3, column 7)"`` (lines and columns from 1)."""
+    problem = getattr(e, "problem", None)
+    mark = getattr(e, "problem_mark", None)
+    if not problem:
+        return str(e).splitlines()[0]
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+    if context:
+        where += (f"; {context}" + (f" from line {cmark.line + 1}, column {cmark.column + 1}" if cmark else ""))
+    return f"{problem} ({where.lstrip('; ')})" if where else problem
+
+
 def read_spec_document(path: Path, _chain: Tuple[Path, ...] = ()) -> Tuple[Dict[str, Any], List[Path]]:
     """The YAML document of ``path`` with its ``include:`` files merged under it, and the
     included files (depth first). ``include`` is a file name or a list of them, each looked up
@@ -378,7 +392,7 @@ def read_spec_document(path: Path, _chain: Tuple[Path, ...] = ()) -> Tuple[Dict[
     try:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise SpecError(path, "<document>", "valid YAML", str(e).splitlines()[0]) from None
+        raise SpecError(path, "<document>", "valid YAML", _yaml_problem(e)) from None
     if not isinstance(doc, dict):
         c.fail("<document>", "a mapping", doc)
     inc = doc.pop("include", None)

@@ -60,8 +60,14 @@ def find_task(name: str, search_path: Sequence[str] = ()) -> Path:
     """The spec.yaml of task ``name``. Raises SpecError listing the known tasks and roots."""
     tasks = discover(search_path)
     if name not in tasks:
+        import difflib
+
         roots = ", ".join(str(r) for r in spec_roots(search_path))
-        raise SpecError(f"task={name}", "task.name", f"a task folder in one of the spec roots ({roots}; "
+        close = difflib.get_close_matches(name.lower(), sorted(tasks), n=3, cutoff=0.6)
+        hint = f" -- did you mean {' or '.join('task=' + c for c in close)}?" if close else ""
+        err = SpecError(f"task={name}", "task.name", f"a task folder in one of the spec roots ({roots}; "
                         f"add roots with {ENV}=dir1:dir2 or task.search_path=[dir]); known tasks: {sorted(tasks)}",
                         name)
+        err.args = (err.args[0] + hint,)  # the closest names last, where the eye lands (session 30's new user)
+        raise err
     return tasks[name]

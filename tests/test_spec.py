@@ -76,6 +76,11 @@ def test_invalid_yaml(flip2d_copy):
     (flip2d_copy / "spec.yaml").write_text("name: [unclosed\n")
     with pytest.raises(SpecError, match="valid YAML"):
         load_spec(flip2d_copy / "spec.yaml")
+    # where it is (session 30's new user got "while parsing a flow sequence" alone): a ']' left off line 2
+    (flip2d_copy / "spec.yaml").write_text("category: copy\ndims: [M, N\nsummary: x\n")
+    with pytest.raises(SpecError, match=r"but got ':' \(line 3, column 8; while parsing a flow sequence from "
+                                        r"line 2, column 7\)"):
+        load_spec(flip2d_copy / "spec.yaml")
 
 
 def test_resolve_spec_path(flip2d_copy):

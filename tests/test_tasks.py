@@ -54,6 +54,12 @@ def test_unknown_task_and_missing_root_are_one_line_errors(tmp_path, monkeypatch
         engine.load_task(compose(["task=nosuchtask"]))
     # every task found is named, sorted (the catalog grows: no fixed prefix)
     assert f"known tasks: {sorted(TASKS)}" in str(e.value) and "\n" not in str(e.value)
+    assert "did you mean" not in str(e.value)
+    for typo, meant in (("flip2dd", "task=flip2d?"), ("Flip2d", "task=flip2d?"),
+                        ("softmax", "task=softmax_rows or task=softmax_backward?")):  # session 30's new user
+        with pytest.raises(SpecError) as e:
+            engine.load_task(compose([f"task={typo}"]))
+        assert str(e.value).endswith(f"got '{typo}' -- did you mean {meant}"), str(e.value)
     monkeypatch.setenv("KERNELSYNTH_SPECS", str(tmp_path / "missing"))
     with pytest.raises(UserError, match="KERNELSYNTH_SPECS: .*missing is not a folder"):
         discover()
