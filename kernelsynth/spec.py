@@ -566,6 +566,12 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
             c.fail(f"{fld}.allow_reference_ops", "true only on the first candidate (v0 may be eager PyTorch)", allow_ref)
         for k, v in pinned.items():
             if k in tun:
+                kinds = {type(x) for x in tun[k]}
+                odd = [x for x in v if type(x) not in kinds]
+                if odd:  # caught here, not as every config's TypeError in the workers (session 30's new user)
+                    raise SpecError(path, f"task.tunables.{k}",
+                                    f"values of the type {fld} ({version}) declares for it "
+                                    f"({' or '.join(sorted(t.__name__ for t in kinds))}: {tun[k]})", odd[0])
                 tun[k] = list(v)
         candidates.append(CandidateSpec(version, c.string(cd, fld, "name"), f, backend,
                                         c.string(cd, fld, "technique"), c.string(cd, fld, "rationale"), tun,

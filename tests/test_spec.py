@@ -42,6 +42,12 @@ def test_tunable_and_dtype_overrides():
     assert all(c.tunables["BLOCK_N"] == [256] for c in spec.candidates)
     with pytest.raises(SpecError, match="task.tunables.BLOCK_Q"):
         load_spec(FLIP2D / "spec.yaml", tunables={"BLOCK_Q": 1})
+    # a pin of another type than the spec's values: before the run, not as every config's TypeError
+    # in the workers (session 30's new user: task.tunables.BLOCK_N=abc)
+    for bad, shown in (("abc", "'abc'"), ([128, 1.5], "1.5"), (True, "True")):
+        with pytest.raises(SpecError, match=r"task.tunables.BLOCK_N': expected values of the type .* \(int: "
+                                            r"\[1024, 2048\]\), got " + re.escape(shown)):
+            load_spec(FLIP2D / "spec.yaml", tunables={"BLOCK_N": bad})
     with pytest.raises(SpecError, match="float8"):
         load_spec(FLIP2D / "spec.yaml", dtypes=["float8"])
 
