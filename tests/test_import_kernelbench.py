@@ -227,6 +227,8 @@ def test_imported_v0_verifies_through_the_engine_on_the_cpu(imported, task, tmp_
     assert [(o["version"], o["verdict"]) for o in cands] == [("v0", "accepted")], [o["reason"][:300] for o in cands]
     [traj] = result.trajectories
     assert not traj["accepted"] and any("needs at least one verified kernel" in r for r in traj["reasons"])
+    # and says what to do (session 30's new user ran the README's import and met this line alone)
+    assert any("'exploration.sources=[ladder,inductor]'" in r for r in traj["reasons"]), traj["reasons"]
 
 
 def test_a_long_row_sum_gets_the_float32_summation_bound_as_atol(imported):

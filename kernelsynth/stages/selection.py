@@ -143,8 +143,12 @@ class Selection:
         kernels = [c for cand, c in zip(ladder, chosen) if c is not None and not cand.allow_reference_ops
                    and not c.get("reference_ops_used")]
         if not kernels:
+            hint = ""
+            if source == "ladder" and len(spec.candidates) == 1:  # an imported problem: only the reference as v0
+                hint = (" (this task's ladder is v0 alone: add versions to its spec, or run with "
+                        "'exploration.sources=[ladder,inductor]' to take TorchInductor's kernel as one)")
             reasons.append("no verified version other than the reference or a fallback to it: a trajectory "
-                           "needs at least one verified kernel")
+                           "needs at least one verified kernel" + hint)
         timed = all(c is not None and c["median_ms"] is not None for c in chosen)
         speedup = None
         if timed:
