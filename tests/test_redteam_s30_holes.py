@@ -70,3 +70,19 @@ def test_the_harness_marks_alone_pass_and_a_counterfeit_fails():
         assert "kernelsynth::candidate: 1 recorded, 0 opened by the harness" in str(e), e
     else:
         raise AssertionError("a forged candidate mark passed")
+
+
+def test_library_work_inside_a_launch_through_its_grid_defaults_or_another_thread_is_labelled(monkeypatch):
+    """Red team s30b: the grid's __len__ (an object, or what a grid callable returns), a jit parameter's
+    default bound inside the launch, and torch's inter-op pool during a launch."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    flip = _evaluate(SPECS / "flip2d" / "spec.yaml", [RT30 / "flip" / f for f in (
+        "g1_grid_len_hidden_flip.py", "g3_callable_grid_returns_object.py", "d1_default_arg_data_ptr.py",
+        "j2_jit_underscore_fork.py")])
+    for name, label in (("g1_grid_len_hidden_flip", "host:launch_argument:_Grid"),
+                        ("g3_callable_grid_returns_object", "host:launch_argument:_Grid"),
+                        ("d1_default_arg_data_ptr", "host:launch_argument:_Ptr"),
+                        ("j2_jit_underscore_fork", "flip")):
+        assert label in (flip[name][2] or "").split(","), (name, flip[name])
+    conv = _evaluate(SPECS / "conv_relu_maxpool" / "spec.yaml", [RT30 / "conv" / "g2_conv_grid_len.py"])
+    assert "host:launch_argument:_Grid" in (conv["g2_conv_grid_len"][2] or ""), conv

@@ -385,7 +385,7 @@ def odd_launch_argument(args, kwargs) -> Optional[str]:
     return None
 
 
-def _launch_arguments(args, kwargs) -> None:
+def _launch_arguments(args, kwargs, fn=None, grid=None) -> None:
     """Label a Triton launch ``host:launch_argument:<type>`` when :func:`odd_launch_argument` names an
     object, and ``host:launch_hook`` when Triton's launch or compile hooks (``knobs.runtime``) are set:
     they run inside the launch's exemption. Nothing is recorded outside a census or inside a launch."""
@@ -393,6 +393,12 @@ def _launch_arguments(args, kwargs) -> None:
     if census is None or _STATE["in_launch"] or _STATE["quiet"]:
         return
     odd = odd_launch_argument(args, kwargs)
+    if not odd and grid is not None and not callable(grid):  # Triton takes len() of it inside the launch
+        odd = odd_launch_argument([grid], {})               # (red team s30b g1: a __len__ ran the flip)
+    fn = getattr(fn, "fn", fn)  # a JITFunction's Python function
+    if not odd and fn is not None:  # a parameter's default is bound inside the launch (red team s30b d1)
+        odd = odd_launch_argument(list(getattr(fn, "__defaults__", None) or ()),
+                                  dict(getattr(fn, "__kwdefaults__", None) or {}))
     if odd:
         census.add(f"host:launch_argument:{odd}")
     if _launch_hooks_set():
@@ -638,7 +644,7 @@ def install_watch() -> None:
             _STATE["in_launch"] -= 1
 
     def inside_launch(original, self, a, k):
-        _launch_arguments(a, k)
+        _launch_arguments(a, k, fn=getattr(self, "fn", None), grid=k.get("grid", getattr(self, "grid", None)))
         hooks = getattr(self, "pre_run_hooks", None)
         if not hooks or _STATE["in_launch"]:
             return exempt(original, self, *a, **k)
@@ -662,6 +668,9 @@ def install_watch() -> None:
                 got = fn(*a, **k)
                 if grid:
                     _STATE["last_grid"] = got  # what the launch used (_empty_grid)
+                    odd = odd_launch_argument([got], {})  # Triton takes len() of it inside the launch (s30b g3)
+                    if odd and _STATE["census"] is not None:
+                        _STATE["census"].add(f"host:launch_argument:{odd}")
                 return got
             finally:
                 _unmark(mark)
@@ -830,6 +839,9 @@ _MARK_EXIT = torch._C._autograd._record_function_with_args_exit
 #: push/pop pairs per thread, turned into spans by :func:`_spans`.
 _ENABLE_CPU = torch._C._autograd._enable_profiler_legacy
 _DISABLE_CPU = torch._C._autograd._disable_profiler_legacy
+#: which profiler runs (the C original: candidates see a wrapper, _hide_profiler_state)
+_PROFILER_TYPE = torch._C._autograd._profiler_type
+_LEGACY = torch._C._profiler.ActiveProfilerType.LEGACY
 
 
 #: The profiler's and RecordFunction's C entry points: called in a verified call (not by the harness,
@@ -905,8 +917,8 @@ def _profiler_config():
 
 
 class _Span(tuple):
-    """One RecordFunction range of the per-call profiler: ``(name, start_ns, end_ns)``, ns from
-    the session's start. ``name()`` like a profiler event's."""
+    """One RecordFunction range of the per-call profiler: ``(name, start_ns, end_ns, thread)``, ns
+    from the session's start, ``thread`` the profiler's thread id. ``name()`` like a profiler event's."""
     __slots__ = ()
 
     def name(self) -> str:
@@ -931,12 +943,12 @@ def _spans(threads) -> List[_Span]:
             end = max(end, at)
             kind = e.kind()
             if kind == "push":
-                opened[e.handle()] = (e.name(), at)
+                opened[e.handle()] = (e.name(), at, e.thread_id())
             elif kind == "pop":
                 got = opened.pop(e.handle(), None)
                 if got is not None:
-                    out.append(_Span((got[0], got[1], at)))
-    return out + [_Span((name, start, end)) for name, start in opened.values()]
+                    out.append(_Span((got[0], got[1], at, got[2])))
+    return out + [_Span((name, start, end, tid)) for name, start, tid in opened.values()]
 
 
 def _mark(name: str):
@@ -1028,18 +1040,21 @@ def candidate_ops(events) -> List[str]:
     """Census names (``aten::`` stripped) of the profiled operator events (:func:`_spans` of one
     call) that are the candidate's: any event named ``namespace::op`` outside the marks, or whose
     innermost enclosing mark is a :data:`CANDIDATE_MARK`; events inside a :data:`LAUNCH_MARK` are
-    Triton's. One entry per event (a list: scalar reads are counted)."""
-    marks = sorted((start, end, name == LAUNCH_MARK) for name, start, end in events
-                   if name in (LAUNCH_MARK, CANDIDATE_MARK))
+    Triton's -- on the launch's own thread only (an operator of torch's inter-op pool, forked by the
+    candidate, recorded while a launch ran on the calling thread is the candidate's: red team s30b
+    j2). One entry per event (a list: scalar reads are counted)."""
+    marks = sorted((span[1], span[2], span[0] == LAUNCH_MARK, span[3:4]) for span in events
+                   if span[0] in (LAUNCH_MARK, CANDIDATE_MARK))
     out = []
-    for name, start, _ in events:
+    for span in events:
+        name, start, thread = span[0], span[1], span[3:4]
         if "::" not in name or name.startswith("kernelsynth::"):
             continue
         inner = False
-        for lo, hi, launch in marks:  # sorted by start: the last one containing it is the innermost
+        for lo, hi, launch, where in marks:  # sorted by start: the last one containing it is the innermost
             if lo > start:
                 break
-            if start <= hi:
+            if start <= hi and where == thread:
                 inner = launch
         if not inner:
             out.append(name.removeprefix("aten::"))
@@ -1138,15 +1153,18 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
 def _stop_cpu_profiler():
     """End the per-call CPU profiler session: its :func:`_spans`, or None when the running session
     is not one (the candidate ended it, or replaced it with a Kineto session, which is ended too)."""
-    try:
-        return _spans(_DISABLE_CPU())
-    except RuntimeError:
-        if _ENABLED():
-            try:
-                _DISABLE()
-            except RuntimeError:
-                pass
-        return None
+    kind = _PROFILER_TYPE()
+    if kind == _LEGACY:
+        try:
+            return _spans(_DISABLE_CPU())
+        except RuntimeError:
+            pass
+    if _ENABLED():  # a Kineto session in its place: ended by Kineto's stop (the CPU profiler's stop can
+        try:        # block on one: a suite run hung there, session 30)
+            _DISABLE()
+        except RuntimeError:
+            pass
+    return None
 
 
 def note_copy(census, name: str, args) -> None:
