@@ -101,10 +101,15 @@ def main() -> None:
     if "--version" in sys.argv[1:]:  # Hydra's own --version prints Hydra's
         print(f"kernelsynth {version()}")
         return
-    from .config import unknown_overrides, unknown_settings_message
+    from .config import unknown_group_options, unknown_overrides, unknown_settings_message
 
     found = unknown_overrides(sys.argv[1:])
     if found:  # Hydra would refuse it too, but suggest appending it with '+' (session 29)
         print(f"kernelsynth: error: {unknown_settings_message(found)}", file=sys.stderr)
+        sys.exit(2)
+    from .paths import CONF_DIR
+    options = unknown_group_options(sys.argv[1:], CONF_DIR)
+    if options:  # Hydra's own answer adds its search path and a HYDRA_FULL_ERROR hint (session 30)
+        print("kernelsynth: error: " + "\n".join(options), file=sys.stderr)
         sys.exit(2)
     _app()

@@ -217,6 +217,35 @@ def unknown_overrides(args: Sequence[str], schema: type = KernelsynthConfig) -> 
     return out
 
 
+def unknown_group_options(args: Sequence[str], conf_dir) -> List[str]:
+    """One line per plain command-line override ``group=option`` (a sweep's ``group=a,b`` item by item)
+    whose group is a folder of ``conf_dir`` (``hw``, ``exploration``, ...) and which names no option file
+    there: the closest option (``difflib``, case-insensitive) and every valid one. Hydra refuses it too,
+    with its config search path and a HYDRA_FULL_ERROR hint (session 30's new user, ``hw=h300``). Sweep
+    functions (``choice(...)``, ``glob(...)``), interpolations and a command line that adds config folders
+(``--config-dir``, ``hydra.searchpath``) are left to Hydra."""
+    from pathlib import Path
+
+    if any(a.split("=")[0] in ("--config-dir", "-cd", "--config-path", "-cp") or a.startswith(
+            ("hydra.searchpath", "+hydra.searchpath", "++hydra.searchpath")) for a in args):
+        return []  # options may come from the user's own config folders: Hydra decides
+    lines = []
+    for arg in args:
+        if arg.startswith(("-", "+", "~")) or "=" not in arg:
+            continue
+        group, _, value = arg.partition("=")
+        folder = Path(conf_dir) / group
+        if "." in group or "/" in group or not folder.is_dir() or any(c in value for c in "()${}[]"):
+            continue
+        options = sorted(f.stem for f in folder.glob("*.yaml"))
+        for item in value.split(","):
+            if item and item not in options:
+                close = difflib.get_close_matches(item.lower(), options, n=1, cutoff=0.5)
+                hint = f"; did you mean {group}={close[0]}?" if close else ""
+                lines.append(f"{group}={item} is not an option of {group}{hint} (valid: {', '.join(options)})")
+    return lines
+
+
 def unknown_settings_message(found: List[Tuple[str, List[str]]]) -> str:
     """One line per unknown key of :func:`unknown_settings`: the key, the closest valid one
     (``difflib``), and every valid key of its group (without Hydra's ``_target_``)."""

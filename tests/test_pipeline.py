@@ -376,3 +376,22 @@ def test_cli_resume_that_fails_before_any_work_keeps_run_json(tmp_path):
     p = _cli("hw=cpu", f"task.spec={tmp_path / 'nowhere'}", f"hydra.run.dir={run}")
     assert p.returncode == 2, p.stderr[-2000:]
     assert (run / "run.json").read_text() == '{"task": "flip2d", "records": 4}'
+
+
+def test_an_unknown_option_of_a_config_group_names_the_closest_and_the_valid_ones(tmp_path):
+    """Session 30's new user: hw=h300 got Hydra's refusal with its config search path and a
+    HYDRA_FULL_ERROR hint (exit 1); the CLI answers in one line per unknown option, exit 2, also for a
+    sweep's items, and leaves sweep functions and added config folders to Hydra."""
+    from kernelsynth.config import unknown_group_options
+    from kernelsynth.paths import CONF_DIR
+
+    p = _cli("hw=h300", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "HYDRA_FULL_ERROR" not in p.stderr, p.stderr
+    assert p.stderr.strip() == ("kernelsynth: error: hw=h300 is not an option of hw; did you mean hw=h200? "
+                                "(valid: a100, auto, cpu, h100, h200)"), p.stderr
+    assert unknown_group_options(["-m", "hw=cpu,H100", "publish=hubb", "task=flip2d", "hw=choice(cpu,h100)",
+                                  "hydra/launcher=ray_cluster", "exploration=default", "hw.allow_mismatch=true"],
+                                 CONF_DIR) == [
+        "hw=H100 is not an option of hw; did you mean hw=h100? (valid: a100, auto, cpu, h100, h200)",
+        "publish=hubb is not an option of publish; did you mean publish=hub? (valid: hub, none)"]
+    assert unknown_group_options(["hw=mygpu", "--config-dir", "/tmp/x"], CONF_DIR) == []
