@@ -15,12 +15,12 @@ The format is documented in README.md ("Adding a task") and references/EXPLORATI
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import difflib
 import hashlib
 import itertools
 import math
-import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,9 +173,8 @@ class TaskSpec:
 
 
 # --------------------------------------------------------------------------- formulas
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
-           ast.Mod: operator.mod}
+#: The binary operators a formula may use (:func:`evaluate`).
+_BINOPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod})
 
 
 #: Functions a formula may call: ``cdiv(a, b)`` (ceiling division, for grids), ``min``, ``max``.
@@ -188,70 +187,59 @@ def evaluate(expr: str, env: Dict[str, float]) -> float:
 
     Raises ValueError for anything else (other calls, attributes, unknown names).
 
-    A formula checked once (:func:`_compiled`) runs as compiled Python with only ``env`` and
-    :data:`FUNCTIONS` in scope (a native kernel's grid and output shape are evaluated on every
-    call, inside the census's hooks: about 3 % of conv_relu_maxpool v4's protocol time when each
-    call walked the tree, session 30); the tree walk below gives the same values and names the error.
+    The formula is checked and compiled once (:func:`_compiled`) and runs as Python with only
+    ``env`` and :data:`FUNCTIONS` in scope (a native kernel's grid and output shape are evaluated
+    on every call, inside the census's hooks: about 3 % of conv_relu_maxpool v4's protocol time
+    when each call walked the tree, session 30).
     """
-    code, names, calls = _compiled(str(expr))
-    if code is not None and names <= env.keys() and not calls & env.keys():
-        return eval(code, {"__builtins__": {}, **FUNCTIONS}, env)  # noqa: S307 - checked: arithmetic only
+    code, names = _compiled(str(expr))
+    for name in names:
+        if name not in env:
+            raise ValueError(f"unknown name '{name}' (known: {', '.join(sorted(env))})")
+    return eval(code, _FORMULA_GLOBALS, env)  # noqa: S307 - checked by _compiled: arithmetic only
 
-    def ev(node):
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in env:
-                raise ValueError(f"unknown name '{node.id}' (known: {', '.join(sorted(env))})")
-            return env[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
-                and not node.keywords):
-            return FUNCTIONS[node.func.id](*[ev(a) for a in node.args])
-        raise ValueError(f"unsupported syntax '{ast.unparse(node)}'")
 
-    return ev(_parsed(str(expr)))
+#: A formula's function calls are compiled as calls of these names (:func:`_compiled`), so a dim
+#: named like a function (``min``) is still read from ``env``.
+_CALL_PREFIX = "__ks_fn_"
+_FORMULA_GLOBALS = {"__builtins__": {}, **{_CALL_PREFIX + k: f for k, f in FUNCTIONS.items()}}
 
 
 @functools.lru_cache(maxsize=4096)
 def _compiled(expr: str):
-    """``(code, names, calls)`` of a formula :func:`evaluate` accepts -- only the nodes it
-    evaluates (numbers, names, + - * / // % **, unary minus, calls of :data:`FUNCTIONS` without
-    keywords) --, with the names it reads and the functions it calls; ``(None, ...)`` for any other
-    formula (the tree walk raises its error)."""
-    try:
-        tree = _parsed(expr)
-    except ValueError:
-        return None, frozenset(), frozenset()
-    names, calls = set(), set()
+    """``(code, names)`` of a formula :func:`evaluate` accepts -- numbers, names, + - * / // % **,
+    unary minus, calls of :data:`FUNCTIONS` without keywords -- with the names it reads, in the
+    order it reads them. Raises ValueError naming the first other construct (or a syntax error)."""
+    tree = _parsed(expr)
+    names: List[str] = []
 
-    def ok(node) -> bool:
+    def check(node) -> None:
         if isinstance(node, ast.Expression):
-            return ok(node.body)
-        if isinstance(node, ast.Constant):
-            return isinstance(node.value, (int, float))
+            return check(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return None
         if isinstance(node, ast.Name):
-            names.add(node.id)
-            return True
-        if isinstance(node, ast.BinOp):
-            return type(node.op) in _BINOPS and ok(node.left) and ok(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, ast.USub) and ok(node.operand)
-        if isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords):
-                return False
-            calls.add(node.func.id)
-            return all(ok(a) for a in node.args)
-        return False
+            if node.id not in names:
+                names.append(node.id)
+            return None
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            check(node.left)
+            return check(node.right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return check(node.operand)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+                and not node.keywords):
+            for a in node.args:
+                check(a)
+            return None
+        raise ValueError(f"unsupported syntax '{ast.unparse(node)}'")
 
-    if not ok(tree):
-        return None, frozenset(), frozenset()
-    return compile(tree, "<formula>", "eval"), frozenset(names), frozenset(calls)
+    check(tree)
+    tree = copy.deepcopy(tree)  # _parsed's tree is cached: rename the calls in a copy
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            node.func = ast.copy_location(ast.Name(id=_CALL_PREFIX + node.func.id, ctx=ast.Load()), node.func)
+    return compile(tree, "<formula>", "eval"), tuple(names)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -45,9 +45,9 @@ def test_spans_pair_pushes_and_pops_by_handle():
     kept = _MARK_ENTER("left_open")  # held: a handle freed ends its range
     _MARK_EXIT(outer)
     torch.add(x, 1)
-    spans = {s[0]: s for s in _spans(_DISABLE_CPU())}
-    assert spans["outer"][2] < spans["aten::add"][1], spans  # the add is after the outer range, not inside it
-    assert spans["left_open"][2] >= spans["aten::add"][2]  # the open one ends at the session's end
+    spans = {s.name: s for s in _spans(_DISABLE_CPU())}
+    assert spans["outer"].end < spans["aten::add"].start, spans  # the add is after the outer range, not inside it
+    assert spans["left_open"].end >= spans["aten::add"].end  # the open one ends at the session's end
     del kept
 
 

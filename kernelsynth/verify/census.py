@@ -26,7 +26,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -873,7 +873,12 @@ def _label_profiler_doors() -> None:
         door.__name__ = name
         return door
 
-    wrappers = {name: labelled(name, orig) for name, orig in originals.items()}
+    _rebind_in_torch(originals, {name: labelled(name, orig) for name, orig in originals.items()})
+
+
+def _rebind_in_torch(originals: Dict[str, Any], wrappers: Dict[str, Any]) -> None:
+    """Every attribute of a loaded ``torch`` module (``torch.autograd``, ``torch._C._autograd``,
+    modules that imported them) holding ``originals[name]`` itself is set to ``wrappers[name]``."""
     for modname, module in list(sys.modules.items()):
         if not (modname == "torch" or modname.startswith("torch.")) or module is None:
             continue
@@ -891,7 +896,7 @@ def _hide_profiler_state() -> None:
     attribute holding the C originals (``torch.autograd``, ``torch._C._autograd``, modules that
     imported them) is replaced; the harness keeps the originals (``_ENABLED``)."""
     originals = {"_profiler_enabled": (_ENABLED, False),
-                 "_profiler_type": (torch._C._autograd._profiler_type, torch._C._profiler.ActiveProfilerType.NONE)}
+                 "_profiler_type": (_PROFILER_TYPE, torch._C._profiler.ActiveProfilerType.NONE)}
 
     def hidden(original, answer):
         def query(*a, **k):
@@ -902,27 +907,21 @@ def _hide_profiler_state() -> None:
         query.__name__ = original.__name__
         return query
 
-    wrappers = {name: hidden(orig, answer) for name, (orig, answer) in originals.items()}
-    for modname, module in list(sys.modules.items()):
-        if not (modname == "torch" or modname.startswith("torch.")) or module is None:
-            continue
-        d = getattr(module, "__dict__", {})
-        for name, (orig, _) in originals.items():
-            if d.get(name) is orig:
-                setattr(module, name, wrappers[name])
+    _rebind_in_torch({name: orig for name, (orig, _) in originals.items()},
+                     {name: hidden(orig, answer) for name, (orig, answer) in originals.items()})
 
 
 def _profiler_config():
     return _ProfilerConfig(_ProfilerState.CPU, False, False, False, False, False, _ExperimentalConfig())
 
 
-class _Span(tuple):
-    """One RecordFunction range of the per-call profiler: ``(name, start_ns, end_ns, thread)``, ns
-    from the session's start, ``thread`` the profiler's thread id. ``name()`` like a profiler event's."""
-    __slots__ = ()
-
-    def name(self) -> str:
-        return self[0]
+class _Span(NamedTuple):
+    """One RecordFunction range of the per-call profiler: ns from the session's start, ``thread`` the
+    profiler's thread id."""
+    name: str
+    start: float
+    end: float
+    thread: int
 
 
 def _spans(threads) -> List[_Span]:
@@ -947,8 +946,8 @@ def _spans(threads) -> List[_Span]:
             elif kind == "pop":
                 got = opened.pop(e.handle(), None)
                 if got is not None:
-                    out.append(_Span((got[0], got[1], at, got[2])))
-    return out + [_Span((name, start, end, tid)) for name, start, tid in opened.values()]
+                    out.append(_Span(got[0], got[1], at, got[2]))
+    return out + [_Span(name, start, end, tid) for name, start, tid in opened.values()]
 
 
 def _mark(name: str):
@@ -1043,21 +1042,20 @@ def candidate_ops(events) -> List[str]:
     Triton's -- on the launch's own thread only (an operator of torch's inter-op pool, forked by the
     candidate, recorded while a launch ran on the calling thread is the candidate's: red team s30b
     j2). One entry per event (a list: scalar reads are counted)."""
-    marks = sorted((span[1], span[2], span[0] == LAUNCH_MARK, span[3:4]) for span in events
-                   if span[0] in (LAUNCH_MARK, CANDIDATE_MARK))
+    marks = sorted((m.start, m.end, m.name == LAUNCH_MARK, m.thread) for m in events
+                   if m.name in (LAUNCH_MARK, CANDIDATE_MARK))
     out = []
-    for span in events:
-        name, start, thread = span[0], span[1], span[3:4]
-        if "::" not in name or name.startswith("kernelsynth::"):
+    for e in events:
+        if "::" not in e.name or e.name.startswith(MARK_PREFIX):
             continue
         inner = False
-        for lo, hi, launch, where in marks:  # sorted by start: the last one containing it is the innermost
-            if lo > start:
+        for lo, hi, launch, thread in marks:  # sorted by start: the last one containing it is the innermost
+            if lo > e.start:
                 break
-            if start <= hi and where == thread:
+            if e.start <= hi and thread == e.thread:
                 inner = launch
         if not inner:
-            out.append(name.removeprefix("aten::"))
+            out.append(e.name.removeprefix("aten::"))
     return out
 
 
@@ -1128,15 +1126,14 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
         if not held <= census:
             raise TamperingError(f"the census lost {sorted(held - census)[:4]} during a verified call: its record was "
                                  "edited from inside the call (VERIFICATION.md rules 13-14)")
-        if profiling and (events is None or not any(e[0] == CALL_MARK for e in events)
-                          or not any(e[0] == END_MARK for e in events)):
-            raise VerificationFailure("the census's profiler session was ended or replaced during a verified call "
-                                      "(VERIFICATION.md rule 14)")
         if profiling:
             seen: Dict[str, int] = {}
-            for e in events:
-                if e[0].startswith(MARK_PREFIX):
-                    seen[e[0]] = seen.get(e[0], 0) + 1
+            for e in events or ():
+                if e.name.startswith(MARK_PREFIX):
+                    seen[e.name] = seen.get(e.name, 0) + 1
+            if events is None or CALL_MARK not in seen or END_MARK not in seen:
+                raise VerificationFailure("the census's profiler session was ended or replaced during a verified "
+                                          "call (VERIFICATION.md rule 14)")
             opened = _STATE["marks"]
             if seen != opened:
                 odd = [f"{n}: {seen.get(n, 0)} recorded, {opened.get(n, 0)} opened by the harness"

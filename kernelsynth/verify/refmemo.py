@@ -84,9 +84,12 @@ def _positions(n: int, device: torch.device) -> torch.Tensor:
     return k ^ (k >> 31)
 
 
-def _fused_enabled() -> bool:
+def _fused(x: torch.Tensor):
+    """:mod:`kernelsynth.verify.fused_sums` when ``x`` is on a GPU and the fused paths are on, else None."""
+    if x.device.type != "cuda":
+        return None
     from . import fused_sums
-    return fused_sums.enabled()
+    return fused_sums if fused_sums.enabled() else None
 
 
 def _hash(x: torch.Tensor) -> Optional[torch.Tensor]:
@@ -94,10 +97,10 @@ def _hash(x: torch.Tensor) -> Optional[torch.Tensor]:
     (a change of any one element, and a move of a value to another position, changes them). On a
     GPU in one Triton pass (:func:`kernelsynth.verify.fused_sums.fused_hash`, the same values;
     ``KERNELSYNTH_FUSED_SUMS=0``: the PyTorch operations, about a dozen launches)."""
-    if x.device.type == "cuda" and _fused_enabled():
-        from . import fused_sums
+    fused = _fused(x)
+    if fused is not None:
         w = _words(x, widen=False)
-        return None if w is None else fused_sums.fused_hash(w, _M1, _M2)
+        return None if w is None else fused.fused_hash(w, _M1, _M2)
     w = _words(x)
     if w is None:
         return None
@@ -119,7 +122,7 @@ def output_hashes(tensors: Sequence[torch.Tensor]) -> list:
     out: list = [None] * len(tensors)
     groups: Dict[tuple, list] = {}
     for i, x in enumerate(tensors):
-        if x is not None and x.device.type == "cuda" and _fused_enabled():  # one Triton pass each
+        if x is not None and _fused(x) is not None:  # one Triton pass each
             out[i] = _hash(x)
             continue
         w = None if x is None else _words(x)
@@ -315,18 +318,19 @@ class ReferenceMemo:
             return build()
         key = (MODULE_KEY, key)
         template = self.entries.get(key)
-        if template is None:
-            template = build()
-            try:
-                copied = copy.deepcopy(template)
-            except Exception:  # noqa: BLE001 -- a model deepcopy cannot copy: not kept, built per call
-                return template
-            size = sum(t.numel() * t.element_size() for t in _tensors(template))
-            if self.nbytes + size <= self.budget:
-                self.entries[key] = template
-                self.nbytes += size
-            return copied
-        return copy.deepcopy(template)
+        if template is not None:
+            return copy.deepcopy(template)
+        model = build()
+        size = sum(t.numel() * t.element_size() for t in _tensors(model))
+        if self.nbytes + size > self.budget:
+            return model  # not kept: no one else holds it
+        try:
+            copied = copy.deepcopy(model)
+        except Exception:  # noqa: BLE001 -- a model deepcopy cannot copy: not kept, built per call
+            return model
+        self.entries[key] = model
+        self.nbytes += size
+        return copied
 
     def device_bytes(self) -> int:
         """Bytes the memo holds on a GPU (peak-memory figures leave them out)."""
