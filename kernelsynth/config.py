@@ -222,8 +222,8 @@ def unknown_group_options(args: Sequence[str], conf_dir) -> List[str]:
     whose group is a folder of ``conf_dir`` (``hw``, ``exploration``, ...) and which names no option file
     there: the closest option (``difflib``, case-insensitive) and every valid one. Hydra refuses it too,
     with its config search path and a HYDRA_FULL_ERROR hint (session 30's new user, ``hw=h300``). Sweep
-    functions (``choice(...)``, ``glob(...)``), interpolations and a command line that adds config folders
-(``--config-dir``, ``hydra.searchpath``) are left to Hydra."""
+    functions (``choice(...)``, ``glob(...)``), interpolations and a command line that adds config
+    folders (``--config-dir``, ``hydra.searchpath``) are left to Hydra."""
     from pathlib import Path
 
     if any(a.split("=")[0] in ("--config-dir", "-cd", "--config-path", "-cp") or a.startswith(
