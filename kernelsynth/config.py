@@ -12,7 +12,6 @@ name first in its defaults.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -20,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from .errors import closest
 from .sandbox import SandboxSettings
 
 
@@ -220,7 +220,7 @@ def unknown_overrides(args: Sequence[str], schema: type = KernelsynthConfig) -> 
 def unknown_group_options(args: Sequence[str], conf_dir) -> List[str]:
     """One line per plain command-line override ``group=option`` (a sweep's ``group=a,b`` item by item)
     whose group is a folder of ``conf_dir`` (``hw``, ``exploration``, ...) and which names no option file
-    there: the closest option (``difflib``, case-insensitive) and every valid one. Hydra refuses it too,
+    there: the closest option (:func:`~kernelsynth.errors.closest`) and every valid one. Hydra refuses it too,
     with its config search path and a HYDRA_FULL_ERROR hint (session 30's new user, ``hw=h300``). Sweep
     functions (``choice(...)``, ``glob(...)``), interpolations and a command line that adds config
     folders (``--config-dir``, ``hydra.searchpath``) are left to Hydra."""
@@ -240,7 +240,7 @@ def unknown_group_options(args: Sequence[str], conf_dir) -> List[str]:
         options = sorted(f.stem for f in folder.glob("*.yaml"))
         for item in value.split(","):
             if item and item not in options:
-                close = difflib.get_close_matches(item.lower(), options, n=1, cutoff=0.5)
+                close = closest(item, options, cutoff=0.5)
                 hint = f"; did you mean {group}={close[0]}?" if close else ""
                 lines.append(f"{group}={item} is not an option of {group}{hint} (valid: {', '.join(options)})")
     return lines
@@ -248,12 +248,12 @@ def unknown_group_options(args: Sequence[str], conf_dir) -> List[str]:
 
 def unknown_settings_message(found: List[Tuple[str, List[str]]]) -> str:
     """One line per unknown key of :func:`unknown_settings`: the key, the closest valid one
-    (``difflib``), and every valid key of its group (without Hydra's ``_target_``)."""
+    (:func:`~kernelsynth.errors.closest`), and every valid key of its group (without Hydra's ``_target_``)."""
     lines = []
     for key, valid in found:
         group, _, name = key.rpartition(".")
         names = [v for v in valid if not v.startswith("_")]
-        close = difflib.get_close_matches(name, names, n=1)
+        close = closest(name, names)
         hint = f"; did you mean {group + '.' if group else ''}{close[0]}?" if close else ""
         lines.append(f"{key} is not a setting of {group or 'the config'}{hint} (valid: {', '.join(names)})")
     return "\n".join(lines)

@@ -3,6 +3,20 @@ traceback (``verbose=true`` shows it)."""
 
 from __future__ import annotations
 
+import difflib
+from typing import Iterable, List
+
+
+def closest(name: str, options: Iterable[str], n: int = 1, cutoff: float = 0.6) -> List[str]:
+    """The (at most ``n``) options most like ``name``, best first, compared case-insensitively by
+    ``difflib.get_close_matches`` (similarity ratio >= ``cutoff``, 0..1), returned as spelt in
+    ``options``; [] when none is close. The "did you mean" of every error that names a wrong key,
+    task or config option."""
+    by_lower = {}
+    for o in options:
+        by_lower.setdefault(str(o).lower(), str(o))
+    return [by_lower[m] for m in difflib.get_close_matches(str(name).lower(), list(by_lower), n=n, cutoff=cutoff)]
+
 
 class UserError(Exception):
     """A mistake in the user's input: a spec, a config or a path. Printed without a traceback."""
@@ -12,13 +26,13 @@ class SpecError(UserError):
     """A task spec that cannot be used.
 
     The message names the file, the field (a dotted path such as ``shapes.verify[2]``), what was
-    expected and what was found.
+    expected and what was found, then ``hint`` as given (e.g. " -- did you mean task=flip2d?").
     """
 
-    def __init__(self, path, field: str, expected: str, got=None):
-        self.path, self.field, self.expected, self.got = str(path), field, expected, got
+    def __init__(self, path, field: str, expected: str, got=None, hint: str = ""):
+        self.path, self.field, self.expected, self.got, self.hint = str(path), field, expected, got, hint
         found = "" if got is None else f", got {got!r}"
-        super().__init__(f"{self.path}: field '{field}': expected {expected}{found}")
+        super().__init__(f"{self.path}: field '{field}': expected {expected}{found}{hint}")
 
 
 class HardwareMismatchError(UserError):

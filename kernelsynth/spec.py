@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-import difflib
 import hashlib
 import itertools
 import math
@@ -29,7 +28,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import yaml
 
 from . import backends
-from .errors import SpecError
+from .errors import SpecError, closest
 from .shapes import allowed
 from .paths import SPECS_DIR  # noqa: F401 - re-exported: the built-in task folders
 
@@ -266,7 +265,7 @@ class _Checker:
         allowed = set(required) | set(optional)
         for k in doc:
             if k not in allowed:
-                near = difflib.get_close_matches(str(k), sorted(allowed), n=1)
+                near = closest(str(k), sorted(allowed))
                 hint = f" (did you mean '{near[0]}'?)" if near else ""
                 self.fail(_join(fld, k), f"one of the known keys {sorted(allowed)}{hint}", k)
         for k in required:

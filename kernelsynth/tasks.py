@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from .errors import SpecError, UserError
+from .errors import SpecError, UserError, closest
 from .paths import SPECS_DIR
 
 #: Extra spec roots, ``dir1:dir2`` (os.pathsep-separated).
@@ -60,14 +60,11 @@ def find_task(name: str, search_path: Sequence[str] = ()) -> Path:
     """The spec.yaml of task ``name``. Raises SpecError listing the known tasks and roots."""
     tasks = discover(search_path)
     if name not in tasks:
-        import difflib
-
         roots = ", ".join(str(r) for r in spec_roots(search_path))
-        close = difflib.get_close_matches(name.lower(), sorted(tasks), n=3, cutoff=0.6)
+        close = closest(name, sorted(tasks), n=3)
+        # the closest names last, where the eye lands (session 30's new user)
         hint = f" -- did you mean {' or '.join('task=' + c for c in close)}?" if close else ""
-        err = SpecError(f"task={name}", "task.name", f"a task folder in one of the spec roots ({roots}; "
+        raise SpecError(f"task={name}", "task.name", f"a task folder in one of the spec roots ({roots}; "
                         f"add roots with {ENV}=dir1:dir2 or task.search_path=[dir]); known tasks: {sorted(tasks)}",
-                        name)
-        err.args = (err.args[0] + hint,)  # the closest names last, where the eye lands (session 30's new user)
-        raise err
+                        name, hint=hint)
     return tasks[name]

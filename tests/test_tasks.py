@@ -164,3 +164,18 @@ def test_task_cuda_sources_compile_for_sm90_in_every_dtype_and_config(name, nvcc
     assert not failed, failed
     for label, _, err in results:  # ptxas reports the resources of the one kernel in each file
         assert "Used" in err and "registers" in err, (label, err)
+
+
+def test_closest_is_the_one_did_you_mean_of_every_error():
+    """errors.closest: case-insensitive, spelt as the options spell it, best first, [] when none is close;
+    SpecError's hint ends the message (find_task no longer edits the exception's args)."""
+    from kernelsynth.errors import closest
+
+    assert closest("H100", ["a100", "h100", "h200"]) == ["h100"]
+    assert closest("Flip2D", ["flip2d", "transpose2d"]) == ["flip2d"]
+    assert closest("softmax", ["softmax_rows", "softmax_backward", "swiglu"], n=3) == ["softmax_rows", "softmax_backward"]
+    assert closest("zzz", ["flip2d"]) == []
+    assert closest("dtype", ["dtypes", "DTYPE"]) == ["DTYPE"]  # an exact match (any case) ranks first
+    e = SpecError("p.yaml", "f", "an int", 3, hint=" -- did you mean x?")
+    assert str(e) == "p.yaml: field 'f': expected an int, got 3 -- did you mean x?" and e.hint == " -- did you mean x?"
+    assert e.args == (str(e),)
