@@ -25,6 +25,7 @@ mbarrier wait that fails 2^26 times gives up, so the launch ends with wrong outp
    kernelsynth.profiling's metrics plus shared-memory wavefronts / bank conflicts and instructions.
 
 Usage (repo root, GPU machine, after bench/device_env.sh):  timeout 390 python3 bench/conv_v8_probe.py
+V8_PROBE_VERSION=v9 probes v9 instead (same interface and launch shape; its rows are still labelled v8).
 (bench/h200_v8.sh runs it). With OUT set, writes $OUT/conv_v8_probe.txt, $OUT/conv_v8_probe.json and
 $OUT/conv_v8_ncu.txt. Exit 1 when any v8 build fails to compile or verify.
 """
@@ -57,6 +58,9 @@ NCU_EXTRA = ["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "l1tex__data_bank
              "smsp__inst_executed.sum", "sm__cycles_elapsed.avg", "smsp__inst_executed_op_shared_st.sum",
              "smsp__inst_executed_op_global_ld.sum"]
 LINES: list = []
+# the version probed: v8 (default) or a later one with v8's interface (V8_PROBE_VERSION=v9); its rows keep
+# the label "v8" in this script's tables and JSON
+VERSION = os.environ.get("V8_PROBE_VERSION", "v8")
 
 
 def log(msg: str = "") -> None:
@@ -180,7 +184,7 @@ def child(dt: str, cfgs: list) -> int:
 
     kc, import_file, spec = _setup()
     REF = import_file("specs/conv_relu_maxpool/reference.py")
-    cand = next(c for c in spec.candidates if c.version == "v8")
+    cand = next(c for c in spec.candidates if c.version == VERSION)
     src = open(cand.file).read()
     cap = torch.cuda.get_device_capability()
     arch = f"sm_{cap[0]}{cap[1]}"
@@ -253,7 +257,7 @@ def child(dt: str, cfgs: list) -> int:
 
 def verify_all(spec) -> dict:
     """Run one child per dtype (restarted on the configs left after a crash); {dtype: [ok configs]}."""
-    cand = next(c for c in spec.candidates if c.version == "v8")
+    cand = next(c for c in spec.candidates if c.version == VERSION)
     todo = {dt: [dict(c) for c in cand.configs()] for dt in spec.dtypes}
     rows, good = [], {dt: [] for dt in spec.dtypes}
     while any(todo.values()) and time.time() - T0 < VERIFY_END_S - 10:
@@ -302,7 +306,7 @@ def ncu_child(dt: str, cfg: dict) -> int:
 
     kc, import_file, spec = _setup()
     REF = import_file("specs/conv_relu_maxpool/reference.py")
-    cand = next(c for c in spec.candidates if c.version == "v8")
+    cand = next(c for c in spec.candidates if c.version == VERSION)
     cap = torch.cuda.get_device_capability()
     timing = dict(spec.timing_shape)
     torch.manual_seed(0)
@@ -326,7 +330,7 @@ def sanitize_child(dt: str) -> int:
 
     kc, import_file, spec = _setup()
     REF = import_file("specs/conv_relu_maxpool/reference.py")
-    cand = next(c for c in spec.candidates if c.version == "v8")
+    cand = next(c for c in spec.candidates if c.version == VERSION)
     cap = torch.cuda.get_device_capability()
     src = open(cand.file).read()
     atol, rtol = float(spec.tolerance[dt]["atol"]), float(spec.tolerance[dt]["rtol"])
@@ -431,7 +435,7 @@ def main() -> int:
 
         timed("eager", lambda: ref)
         for cfg in ver["good"][dt]:
-            timed(f"v8 {json.dumps(cfg)}", lambda cfg=cfg: build(kc, ref, open(cands["v8"].file).read(), cands["v8"],
+            timed(f"v8 {json.dumps(cfg)}", lambda cfg=cfg: build(kc, ref, open(cands[VERSION].file).read(), cands[VERSION],
                                                                 spec, cfg, dt, arch))
         timed("compile", lambda: torch.compile(ref))
         timed(f"v6 {json.dumps(V6_BEST[dt])}", lambda: build(kc, ref, open(cands["v6"].file).read(), cands["v6"], spec,

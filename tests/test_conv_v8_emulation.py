@@ -43,6 +43,7 @@ import pytest
 from test_conv_tc_emulation import ROOT, cdiv, reference
 
 SRC = (ROOT / "specs" / "conv_relu_maxpool" / "kernels" / "v8_wgmma_async.cu").read_text()
+SRC9 = (ROOT / "specs" / "conv_relu_maxpool" / "kernels" / "v9_wgmma_decoupled.cu").read_text()
 NS = 3
 BW = 128
 XRW = 144
@@ -107,7 +108,9 @@ class Machine:
     def __init__(self, nbytes, ES, copies_late, groups_late):
         self.ES = ES
         self.smem = np.full(nbytes // ES, np.nan)
-        self.rawb = [Bar(128) for _ in range(NS)]
+        self.rawb = [Bar(128) for _ in range(NS)]                   # v8: pixel + weight bytes
+        self.xb = [Bar(128) for _ in range(NS)]                     # v9: pixel bytes
+        self.wb = [Bar(128) for _ in range(NS)]                     # v9: weight bytes
         self.fullb = [Bar(128) for _ in range(NS)]
         self.emptyb = [Bar(8) for _ in range(NS)]
         self.pending = []                       # bulk copies not landed: (bar, dst element, values)
@@ -133,14 +136,16 @@ class Machine:
 
 
 def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random", seed=0, copies_late=True,
-            groups_late=True, release_early=False, skip_empty=False, skip_raw=False, check_banks=False):
-    """Run v8 on float64 arrays as if the element size were ES bytes (4: float32 as TF32, 2: bfloat16).
+            groups_late=True, release_early=False, skip_empty=False, skip_raw=False, check_banks=False,
+            proto="v8", skip_reuse=False):
+    """Run v8 (proto="v8") or v9 (proto="v9": the same kernel with v9's producer protocol) on float64 arrays as if the element size were ES bytes (4: float32 as TF32, 2: bfloat16).
     x_vec / w_vec: the kernel's alignment predicates (W % VEC == 0 and x 16-byte aligned; C % CK == 0
     and w 16-byte aligned) -- False takes the element paths. grid: the persistent blocks (default
     min(tiles, 132)). policy: "producer" (the producer runs whenever it can), "consumer", "random".
     release_early / skip_empty / skip_raw exist to show the checks can fail (a consumer releasing a
     stage before its wgmmas ran; the producer not waiting for a stage's empty barrier / for its bulk
-    copies before the transposition). check_banks: count
+    copies before the transposition; v9's producer copying pixels into a raw tile before every warp has
+    transposed its previous chunk: skip_reuse). check_banks: count
     the wavefronts of the threads' shared-memory accesses in the block's first 2 * NS iterations (the
     patterns repeat: every stage starts on a 128-byte boundary).
     Returns (y, stats)."""
@@ -195,141 +200,195 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
         stats["iterations"] += total
 
         # ------------------------------------------------------------------ producer warp pw
-        def producer(pw):
+        # The per-chunk work of a producer warp, shared by both protocols (no waits or arrivals here).
+        def transpose_body(pw, tile, c_idx, s, j):
+            """Chunk c_idx of tile in stage s: raw tile (or global memory) -> the K-major operand."""
             lanes = np.arange(32)
             pl = 32 * pw + lanes                          # producer thread ids 0..127
-            tc = tt = decode(blk)
-            t_copy, t_tr, c_copy, c_tr = blk, blk, 0, 0
-            s_copy = s_tr = 0
-            u_copy = u_tr = 0
-
-            def transpose_chunk():                        # chunk j - 1 -> the K-major operand, fullb
-                nonlocal tc, tt, t_copy, t_tr, c_copy, c_tr, s_copy, s_tr, u_copy, u_tr
-                n, k0, ph0, ow0 = tt
-                xs = s_tr * STAGE
-                xt = xs + XR_BYTES
-                c0 = c_tr * CK
-                ih0, iw0 = 2 * ph0 - 1, ow0 - 2
-                if x_vec and not skip_raw:
-                    yield ("wait", m.rawb[s_tr], u_tr & 1, u_tr)
-                for base in range(0, NPAIR, 128):
-                    pp = base + pl
-                    act = pp < NPAIR
-                    sr = pp // (SWA // 2)
-                    sc = 2 * (pp - sr * (SWA // 2))
-                    ih, iw = ih0 + sr, iw0 + sc
-                    rok = (ih >= 0) & (ih < H)
-                    ok = [rok & (iw >= 0) & (iw < W), rok & (iw + 1 >= 0) & (iw + 1 < W)]
-                    # vals[p][c]: pixel p of the pair, local channel c (CK channels)
-                    vals = np.zeros((2, CK, 32))
-                    if x_vec:
-                        src = xs + (sr * XRW + sc + RC_OFF) * ES          # bytes
-                        for c in range(CK):
-                            addr = src + c * (SR * XRW * ES)
-                            assert np.all(addr[act] % (2 * ES) == 0), "pair load misaligned"
-                            if check_banks and j <= 2 * NS:
-                                wv, ideal = wavefronts([int(a) if f else None for a, f in zip(addr, act)], 2 * ES)
-                                stats["xr_wave"] += wv
-                                stats["xr_ideal"] += ideal
-                            e = np.where(act, addr // ES, 0)
-                            assert np.all(addr[act] >= xs) and np.all(addr[act] + 2 * ES <= xs + XR_BYTES)
-                            cin = c0 + c < C
-                            for p in range(2):
-                                vals[p, c] = np.where(ok[p] & cin, smem[e + p], 0.0)
-                    else:
+            n, k0, ph0, ow0 = tile
+            xs = s * STAGE
+            xt = xs + XR_BYTES
+            c0 = c_idx * CK
+            ih0, iw0 = 2 * ph0 - 1, ow0 - 2
+            for base in range(0, NPAIR, 128):
+                pp = base + pl
+                act = pp < NPAIR
+                sr = pp // (SWA // 2)
+                sc = 2 * (pp - sr * (SWA // 2))
+                ih, iw = ih0 + sr, iw0 + sc
+                rok = (ih >= 0) & (ih < H)
+                ok = [rok & (iw >= 0) & (iw < W), rok & (iw + 1 >= 0) & (iw + 1 < W)]
+                # vals[p][c]: pixel p of the pair, local channel c (CK channels)
+                vals = np.zeros((2, CK, 32))
+                if x_vec:
+                    src = xs + (sr * XRW + sc + RC_OFF) * ES          # bytes
+                    for c in range(CK):
+                        addr = src + c * (SR * XRW * ES)
+                        assert np.all(addr[act] % (2 * ES) == 0), "pair load misaligned"
+                        if check_banks and j <= 2 * NS:
+                            wv, ideal = wavefronts([int(a) if f else None for a, f in zip(addr, act)], 2 * ES)
+                            stats["xr_wave"] += wv
+                            stats["xr_ideal"] += ideal
+                        e = np.where(act, addr // ES, 0)
+                        assert np.all(addr[act] >= xs) and np.all(addr[act] + 2 * ES <= xs + XR_BYTES)
+                        cin = c0 + c < C
                         for p in range(2):
-                            for c in range(CK):
-                                okk = act & ok[p] & (c0 + c < C)
-                                src = ((n * C + c0 + c) * H + ih) * W + iw + p
-                                vals[p, c] = np.where(okk, xf[np.where(okk, src, 0)], 0.0)
-                    flip = (pl >> 2) & 1
-                    vals = np.where(flip[None, None, :] == 1, vals[::-1], vals)   # the kernel's swap
-                    for kg in range(2):
-                        for q in range(2):
-                            dst = xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16
-                            if check_banks and j <= 2 * NS:
-                                wv, ideal = wavefronts([int(a) if f else None for a, f in zip(dst, act)], 16)
-                                assert wv == ideal, "K-major store with a bank conflict"
-                                stats["xt_checked"] += 1
-                            for e_ in range(VEC):
-                                d_el = dst // ES + e_
-                                assert np.all(dst[act] + 16 <= xt + XT_BYTES)
-                                smem[d_el[act]] = vals[q, kg * VEC + e_][act]
-                yield ("arrive", m.fullb[s_tr], 32, 0)
-                c_tr += 1
-                if c_tr == nchunks:
-                    c_tr = 0
-                    t_tr += G
-                    if t_tr < ntiles:
-                        tt = decode(t_tr)
-                s_tr += 1
-                if s_tr == NS:
-                    s_tr, u_tr = 0, u_tr + 1
+                            vals[p, c] = np.where(ok[p] & cin, smem[e + p], 0.0)
+                else:
+                    for p in range(2):
+                        for c in range(CK):
+                            okk = act & ok[p] & (c0 + c < C)
+                            src = ((n * C + c0 + c) * H + ih) * W + iw + p
+                            vals[p, c] = np.where(okk, xf[np.where(okk, src, 0)], 0.0)
+                flip = (pl >> 2) & 1
+                vals = np.where(flip[None, None, :] == 1, vals[::-1], vals)   # the kernel's swap
+                for kg in range(2):
+                    for q in range(2):
+                        dst = xt + (kg * NPIX + 2 * pp + (q ^ flip)) * 16
+                        if check_banks and j <= 2 * NS:
+                            wv, ideal = wavefronts([int(a) if f else None for a, f in zip(dst, act)], 16)
+                            assert wv == ideal, "K-major store with a bank conflict"
+                            stats["xt_checked"] += 1
+                        for e_ in range(VEC):
+                            d_el = dst // ES + e_
+                            assert np.all(dst[act] + 16 <= xt + XT_BYTES)
+                            smem[d_el[act]] = vals[q, kg * VEC + e_][act]
 
-            def copy_chunk():                             # chunk j's stage, its copies
-                nonlocal tc, tt, t_copy, t_tr, c_copy, c_tr, s_copy, s_tr, u_copy, u_tr
-                if u_copy >= 1 and not skip_empty:
-                    yield ("wait", m.emptyb[s_copy], (u_copy - 1) & 1, u_copy - 1)
-                n, k0, ph0, ow0 = tc
-                xs = s_copy * STAGE
-                wr_a = xs + XR_BYTES + XT_BYTES
-                c0 = c_copy * CK
-                ih0 = 2 * ph0 - 1
-                ca, cb = max(ow0 - VEC, 0), min(ow0 + BW + VEC, W)
-                copies = []                                   # (lane, dst byte, values)
-                nbytes = np.zeros(32, dtype=np.int64)
-                if x_vec and cb > ca:
-                    for q0 in range(0, CK * SR, 128):
-                        for ln in range(32):
-                            q = q0 + 32 * pw + ln
-                            if q >= CK * SR:
-                                continue
-                            c, sr = q // SR, q % SR
-                            ih = ih0 + sr
-                            if c0 + c < C and 0 <= ih < H:
-                                src = ((n * C + c0 + c) * H + ih) * W + ca
-                                assert (src * ES) % 16 == 0, "pixel copy source not 16-byte aligned"
-                                dst = xs + ((c * SR + sr) * XRW + ca - (ow0 - VEC)) * ES
-                                assert dst >= xs + (c * SR + sr) * XRW * ES
-                                assert dst + (cb - ca) * ES <= xs + (c * SR + sr + 1) * XRW * ES
-                                copies.append((ln, dst, xf[src:src + cb - ca]))
-                                nbytes[ln] += (cb - ca) * ES
-                if w_vec:
-                    for o0 in range(0, BN, 128):
-                        for ln in range(32):
-                            o = o0 + 32 * pw + ln
-                            if o < BN and k0 + o < K:
-                                src = ((k0 + o) * C + c0) * 9
-                                assert (src * ES) % 16 == 0
-                                copies.append((ln, wr_a + o * WRS, wf[src:src + 288 // ES]))
-                                nbytes[ln] += 288
-                yield ("arrive", m.rawb[s_copy], 32, int(nbytes.sum()))
-                for ln, dst, vals in copies:
-                    m.bulk(m.rawb[s_copy], dst, vals)
-                if not w_vec:
-                    for e0 in range(0, BN * CK * 9, 128):
-                        e = e0 + pl
-                        e = e[e < BN * CK * 9]
-                        o, f = e // (CK * 9), e % (CK * 9)
-                        oo = k0 + o
-                        okk = (oo < K) & (c0 + f // 9 < C)
-                        src = (oo * C + c0) * 9 + f
-                        smem[(wr_a + o * WRS) // ES + f] = np.where(okk, wf[np.where(okk, src, 0)], 0.0)
-                c_copy += 1
-                if c_copy == nchunks:
-                    c_copy = 0
-                    t_copy += G
-                    if t_copy < ntiles:
-                        tc = decode(t_copy)
-                s_copy += 1
-                if s_copy == NS:
-                    s_copy, u_copy = 0, u_copy + 1
+        def pixel_copies(pw, tile, c_idx, s):
+            """The bulk copies of warp pw's lanes for chunk c_idx's raw pixel tile: [(lane, dst byte, values)]."""
+            n, k0, ph0, ow0 = tile
+            xs = s * STAGE
+            c0 = c_idx * CK
+            ih0 = 2 * ph0 - 1
+            ca, cb = max(ow0 - VEC, 0), min(ow0 + BW + VEC, W)
+            copies = []
+            if x_vec and cb > ca:
+                for q0 in range(0, CK * SR, 128):
+                    for ln in range(32):
+                        q = q0 + 32 * pw + ln
+                        if q >= CK * SR:
+                            continue
+                        c, sr = q // SR, q % SR
+                        ih = ih0 + sr
+                        if c0 + c < C and 0 <= ih < H:
+                            src = ((n * C + c0 + c) * H + ih) * W + ca
+                            assert (src * ES) % 16 == 0, "pixel copy source not 16-byte aligned"
+                            dst = xs + ((c * SR + sr) * XRW + ca - (ow0 - VEC)) * ES
+                            assert dst >= xs + (c * SR + sr) * XRW * ES
+                            assert dst + (cb - ca) * ES <= xs + (c * SR + sr + 1) * XRW * ES
+                            copies.append((ln, dst, xf[src:src + cb - ca]))
+            return copies
 
+        def weight_copies(pw, tile, c_idx, s):
+            """The same for the raw weight rows (bulk path)."""
+            n, k0, ph0, ow0 = tile
+            wr_a = s * STAGE + XR_BYTES + XT_BYTES
+            c0 = c_idx * CK
+            copies = []
+            if w_vec:
+                for o0 in range(0, BN, 128):
+                    for ln in range(32):
+                        o = o0 + 32 * pw + ln
+                        if o < BN and k0 + o < K:
+                            src = ((k0 + o) * C + c0) * 9
+                            assert (src * ES) % 16 == 0
+                            copies.append((ln, wr_a + o * WRS, wf[src:src + 288 // ES]))
+            return copies
+
+        def weight_elements(pw, tile, c_idx, s):
+            """The weights' element path: warp pw's lanes store the raw rows, zeros past C_in and K."""
+            pl = 32 * pw + np.arange(32)
+            n, k0, ph0, ow0 = tile
+            wr_a = s * STAGE + XR_BYTES + XT_BYTES
+            c0 = c_idx * CK
+            for e0 in range(0, BN * CK * 9, 128):
+                e = e0 + pl
+                e = e[e < BN * CK * 9]
+                o, f = e // (CK * 9), e % (CK * 9)
+                oo = k0 + o
+                okk = (oo < K) & (c0 + f // 9 < C)
+                src = (oo * C + c0) * 9 + f
+                smem[(wr_a + o * WRS) // ES + f] = np.where(okk, wf[np.where(okk, src, 0)], 0.0)
+
+        def nbytes_of(copies):
+            return int(sum(len(v) for _, _, v in copies) * ES)
+
+        class Stream:
+            """One walk over the block's flattened (tile, chunk) sequence: tile index, chunk, stage, use."""
+
+            def __init__(self):
+                self.t, self.c, self.s, self.u = blk, 0, 0, 0
+
+            def advance(self):
+                self.c += 1
+                if self.c == nchunks:
+                    self.c, self.t = 0, self.t + G
+                self.s += 1
+                if self.s == NS:
+                    self.s, self.u = 0, self.u + 1
+
+        def producer_v8(pw):
+            """v8: transpose chunk j - 1 (after its copies land on rawb), then wait for stage j to be emptied
+            and issue chunk j's pixel and weight copies on rawb."""
+            tr, cp = Stream(), Stream()
             for j in range(total + 1):
                 if j >= 1:
-                    yield from transpose_chunk()
+                    if x_vec and not skip_raw:
+                        yield ("wait", m.rawb[tr.s], tr.u & 1, tr.u)
+                    transpose_body(pw, decode(tr.t), tr.c, tr.s, j)
+                    yield ("arrive", m.fullb[tr.s], 32, 0)
+                    tr.advance()
                 if j < total:
-                    yield from copy_chunk()
+                    if cp.u >= 1 and not skip_empty:
+                        yield ("wait", m.emptyb[cp.s], (cp.u - 1) & 1, cp.u - 1)
+                    tile = decode(cp.t)
+                    copies = pixel_copies(pw, tile, cp.c, cp.s) + weight_copies(pw, tile, cp.c, cp.s)
+                    yield ("arrive", m.rawb[cp.s], 32, nbytes_of(copies))
+                    for ln, dst, vals in copies:
+                        m.bulk(m.rawb[cp.s], dst, vals)
+                    if not w_vec:
+                        weight_elements(pw, tile, cp.c, cp.s)
+                    cp.advance()
+
+        def producer_v9(pw):
+            """v9: iteration j copies the pixels of chunk j + 2 (once every producer warp has transposed
+            chunk j - 1: its fullb phase) on xb, the weights of chunk j (once the consumers emptied its
+            stage) on wb, then transposes chunk j (after its pixels land on xb)."""
+            px, wt, tr = Stream(), Stream(), Stream()
+
+            def copy_pixels():
+                if px.u >= 1 and not skip_reuse:
+                    yield ("wait", m.fullb[px.s], (px.u - 1) & 1, px.u - 1)
+                copies = pixel_copies(pw, decode(px.t), px.c, px.s)
+                yield ("arrive", m.xb[px.s], 32, nbytes_of(copies))
+                for ln, dst, vals in copies:
+                    m.bulk(m.xb[px.s], dst, vals)
+                px.advance()
+
+            yield from copy_pixels()
+            if total > 1:
+                yield from copy_pixels()
+            for j in range(total):
+                if j + 2 < total:
+                    yield from copy_pixels()
+                if wt.u >= 1 and not skip_empty:
+                    yield ("wait", m.emptyb[wt.s], (wt.u - 1) & 1, wt.u - 1)
+                tile = decode(wt.t)
+                if not w_vec:
+                    weight_elements(pw, tile, wt.c, wt.s)
+                copies = weight_copies(pw, tile, wt.c, wt.s)
+                yield ("arrive", m.wb[wt.s], 32, nbytes_of(copies))
+                for ln, dst, vals in copies:
+                    m.bulk(m.wb[wt.s], dst, vals)
+                wt.advance()
+                if not skip_raw:
+                    yield ("wait", m.xb[tr.s], tr.u & 1, tr.u)
+                transpose_body(pw, decode(tr.t), tr.c, tr.s, j)
+                yield ("arrive", m.fullb[tr.s], 32, 0)
+                tr.advance()
+
+        producer = producer_v9 if proto == "v9" else producer_v8
+        wbars = m.wb if proto == "v9" else m.rawb      # what the consumers wait on for the weights
 
         # ------------------------------------------------------------------ consumer warpgroup wg
         def consumer(wg):
@@ -425,7 +484,7 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
                 for ch in range(nchunks):
                     if ch == 0:
                         yield ("wait", m.fullb[s], u & 1, u)
-                        yield ("wait", m.rawb[s], u & 1, u)
+                        yield ("wait", wbars[s], u & 1, u)
                         load_frags(s, 0, 5)
                     fence()
                     issue(s, 0, 5, ch == 0)
@@ -443,7 +502,7 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
                     ns, nu = (0, u + 1) if s == NS - 1 else (s + 1, u)
                     if ch < nchunks - 1:
                         yield ("wait", m.fullb[ns], nu & 1, nu)
-                        yield ("wait", m.rawb[ns], nu & 1, nu)
+                        yield ("wait", wbars[ns], nu & 1, nu)
                         wait_group(1)
                         load_frags(ns, 0, 5)
                     prev_s, s, u = s, ns, nu
@@ -600,6 +659,51 @@ def test_emulation_constants_match_the_kernel_source():
     assert 'grid: ["min(cdiv(PW, 64) * cdiv(PH, 128 // BN) * N * cdiv(C_out, BN), SM_COUNT)", 1, 1]' in spec
 
 
+def test_v9_is_v8_with_the_emulated_producer_protocol():
+    """v9's source: v8's layouts, consumers and epilogue (every v8 line the emulator mirrors outside the
+    producer's copy / transposition ordering is in v9 too), and the producer protocol producer_v9
+    emulates: pixels on xb two chunks ahead after fullb of the stage's previous chunk, weights on wb after
+    emptyb, the transposition after xb, the consumers waiting on fullb and wb."""
+    assert "constexpr int SMEM_BYTES = BAR_OFF + 128;      // 12 mbarriers, then the watchdog flag (byte 96)" in SRC9
+    shared = [ln.strip() for ln in SRC.splitlines() if ln.strip() and not ln.strip().startswith("//")
+              and "rawb" not in ln and "_copy" not in ln and "t_tr" not in ln and "s_tr" not in ln
+              and "u_tr" not in ln and "c_tr" not in ln and "tc." not in ln and " tc " not in ln
+              and "tt = tc" not in ln and "wgmma_async(" not in ln]
+    missing = {ln for ln in shared if ln not in SRC9}
+    # the v8 lines v9 restates: the barrier layout and the watchdog flag's place, v8's producer loop
+    assert missing == {
+        "constexpr int SMEM_BYTES = BAR_OFF + 128;      // 9 mbarriers, then the watchdog flag (byte 72)",
+        "auto fullb = [&](int s) { return bar0 + 8 * (NS + s); };",
+        "auto emptyb = [&](int s) { return bar0 + 8 * (2 * NS + s); };",
+        "volatile unsigned* broken = reinterpret_cast<volatile unsigned*>(smem + BAR_OFF + 8 * 3 * NS);",
+        "auto copy_chunk = [&]() {", "const unsigned wr_a = xs_a + XR_BYTES + XT_BYTES;",
+        "} else {                          // element path: zeros past C_in and K",
+        "raw_t* wd = reinterpret_cast<raw_t*>(xs + XR_BYTES + XT_BYTES);",
+        "for (long long j = 0; j <= total; ++j) {", "if (j >= 1) transpose_chunk();", "if (j < total) copy_chunk();"}, missing
+    for line in ["mbar_init(xb(s), PT);", "mbar_init(wb(s), PT);", "mbar_init(fullb(s), PT);", "mbar_init(emptyb(s), 8);",
+                 "volatile unsigned* broken = reinterpret_cast<volatile unsigned*>(smem + BAR_OFF + 8 * 4 * NS);",
+                 "if (px.u >= 1) mbar_wait(fullb(px.s), (px.u - 1) & 1, broken);",
+                 "mbar_arrive_tx(xb(px.s), bytes);",
+                 "xn + (long long)(c0 + c) * HW + (long long)ih * W + ca, (cb - ca) * ES, xb(px.s));",
+                 "if (wt.u >= 1) mbar_wait(emptyb(wt.s), (wt.u - 1) & 1, broken);",
+                 "mbar_arrive_tx(wb(wt.s), bytes);",
+                 "bulk_copy(wr_a + o * WRS, wr + ((long long)(k0 + o) * C + c0) * 9, 288, wb(wt.s));",
+                 "wd[o * WRW + f] = (oo < K && c0 + f / 9 < C) ? wr[((long long)oo * C + c0) * 9 + f] : (raw_t)0;",
+                 "mbar_wait(xb(tr.s), tr.u & 1, broken);", "mbar_arrive(fullb(tr.s));",
+                 "mbar_wait(wb(s), u & 1, broken);", "mbar_wait(wb(ns), nu & 1, broken);",
+                 "if (++q.s == NS) { q.s = 0; ++q.u; }", "q.t += gridDim.x;"]:
+        assert line in SRC9, line
+    # the producer's order: two pixel chunks first, then per iteration pixels (j + 2), weights (j), transposition (j)
+    loop = SRC9[SRC9.index("copy_pixels();                            // chunks 0 and 1"):SRC9.index("return;\n    }\n\n    // =====")]
+    pos = 0
+    for o in ["copy_pixels();", "if (total > 1) copy_pixels();", "for (long long j = 0; j < total; ++j) {",
+              "if (j + 2 < total) copy_pixels();", "copy_weights();", "transpose_chunk();"]:
+        pos = loop.index(o, pos) + len(o)
+    # the weights' element path stores before its arrival on wb (the arrival releases them)
+    body = SRC9[SRC9.index("auto copy_weights = [&]() {"):SRC9.index("auto transpose_chunk = [&]() {")]
+    assert body.index("wd[o * WRW + f] =") < body.index("mbar_arrive_tx(wb(wt.s), bytes);") < body.index("bulk_copy(")
+
+
 # (N, C_in, C_out, H, W, x_vec in float32, in bfloat16): odd H / W, H = W = 2, C_out = 7 / 70 / 9 (tile
 # tails; 70 = two BN = 64 tiles), C_in = 1 / 3 / 20 (chunk tails: the weights' element path) / 32 / 24
 # (float32: bulk weights; bfloat16: 24 % 16 != 0, a half-empty last chunk with bulk pixel rows), W = 136
@@ -616,7 +720,8 @@ def _vec(shape, ES):
 
 @pytest.mark.parametrize("ES", [4, 2], ids=["float32", "bfloat16"])
 @pytest.mark.parametrize("BN", [64, 128])
-def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN):
+@pytest.mark.parametrize("proto", ["v8", "v9"])
+def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN, proto):
     rng = np.random.default_rng(BN + ES)
     for si, (N, C, K, H, W) in enumerate(SHAPES):
         x = rng.standard_normal((N, C, H, W))
@@ -634,7 +739,7 @@ def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN):
         if xv or wv:
             cases.append(dict(policy="random", seed=si + 11, x_vec=False, w_vec=False, grid=2))
         for case in cases:
-            kw = dict(dict(x_vec=xv, w_vec=wv), **case)
+            kw = dict(dict(x_vec=xv, w_vec=wv, proto=proto), **case)
             got, stats = emulate(x, w, b, ES, BN, **kw)
             label = str(((N, C, K, H, W), kw))
             assert not np.isnan(got).any(), (label, "unwritten output or an unwritten shared-memory read")
@@ -645,22 +750,29 @@ def test_v8_matches_conv_relu_maxpool_under_every_schedule(ES, BN):
                     assert stats["xr_wave"] <= 1.5 * stats["xr_ideal"], (label, stats)
 
 
-def test_emulation_catches_early_release_missing_waits():
+@pytest.mark.parametrize("proto", ["v8", "v9"])
+def test_emulation_catches_early_release_missing_waits(proto):
     """The checks can fail: a consumer releasing its stage right after committing its last wgmmas
     (before they ran) lets the producer rewrite operands still to be read; a producer that does not wait
     for a stage's empty barrier overwrites a stage in use; one that transposes before its bulk copies
-    land reads stale shared memory. Each is caught by at least one of the main test's schedules (wrong
-    or NaN outputs, a deadlock or an aliased phase)."""
+    land reads stale shared memory; v9's producer copying the pixels of a chunk into a raw tile before
+    every producer warp has transposed the chunk it held (skip_reuse: copies landing at issue and one
+    warp ahead of another overwrite pixels still to be read). Each is caught by at least one schedule
+    (wrong or NaN outputs, a deadlock or an aliased phase)."""
     rng = np.random.default_rng(0)
     x, w, b = rng.standard_normal((1, 40, 4, 8)), rng.standard_normal((16, 40, 3, 3)), rng.standard_normal(16)
     ref = reference(x, w, b)
-    got, _ = emulate(x, w, b, 4, 64, grid=1, policy="producer")
+    got, _ = emulate(x, w, b, 4, 64, grid=1, policy="producer", proto=proto)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
-    for bug in (dict(release_early=True), dict(skip_empty=True), dict(skip_raw=True)):
+    bugs = [dict(release_early=True), dict(skip_empty=True), dict(skip_raw=True)]
+    if proto == "v9":  # pixels copied into a raw tile another producer warp still reads
+        bugs.append(dict(skip_reuse=True))
+    for bug in bugs:
         caught = []
-        for sched in (dict(policy="producer"), dict(policy="random", seed=1), dict(policy="consumer")):
+        for sched in (dict(policy="producer"), dict(policy="random", seed=1), dict(policy="consumer"),
+                      dict(policy="random", seed=2, copies_late=False), dict(policy="random", seed=3, copies_late=False)):
             try:
-                got, _ = emulate(x, w, b, 4, 64, grid=1, **sched, **bug)
+                got, _ = emulate(x, w, b, 4, 64, grid=1, proto=proto, **sched, **bug)
                 caught.append(bool(np.isnan(got).any() or not np.allclose(got, ref, rtol=1e-6, atol=1e-6)))
             except AssertionError as e:
                 assert any(s in str(e) for s in ("deadlock", "aliasing", "more arrivals")), (bug, str(e)[:300])
@@ -677,21 +789,22 @@ def test_wavefront_model():
     assert wavefronts([8 * q for q in range(32)], 8) == (2, 2)
 
 
-def _v8_builds():
+def _v8_builds(version="v8"):
     from kernelsynth.backends.cuda import defines, kernel_arch
     from kernelsynth.spec import load_spec
 
     spec = load_spec(ROOT / "specs" / "conv_relu_maxpool" / "spec.yaml", task_folder=True)
-    v8 = next(c for c in spec.candidates if c.version == "v8")
+    v8 = next(c for c in spec.candidates if c.version == version)
     return v8, [(dt, cfg, defines(dt, cfg), kernel_arch("sm_90", v8.launch)) for dt in spec.dtypes for cfg in v8.configs()]
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-def test_v8_compiles_for_sm90a_without_local_memory_or_serialized_wgmma(nvcc_cubin):
+@pytest.mark.parametrize("version", ["v8", "v9"])
+def test_v8_compiles_for_sm90a_without_local_memory_or_serialized_wgmma(nvcc_cubin, version):
     """Both dtypes x every config build for sm_90a, with no spill or stack (the consumers' registers
     come from setmaxnreg: ptxas must honour it), no wgmma wait injected by ptxas (C7517) and no
     serialized wgmma (C7512 / C7514); no setmaxnreg ignored (C7508)."""
-    v8, builds = _v8_builds()
+    v8, builds = _v8_builds(version)
     assert len(builds) == 4 and {b[3] for b in builds} == {"sm_90a"}
 
     def nvcc(build):

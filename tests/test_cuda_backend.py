@@ -37,7 +37,7 @@ def test_every_cuda_source_compiles_for_sm90_in_every_dtype_and_config():
     resources checked) by tests/test_tasks.py, once per task found."""
     builds = _cuda_builds()
     conv = [b for b in builds if b[0].startswith("conv_relu_maxpool/")]
-    assert len(conv) == 48  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4) + v5 (4) + v6 (4) + v7 (4) + v8 (2), x 2 dtypes
+    assert len(conv) == 52  # conv_relu_maxpool: v1 (2 configs) + v2 (4) + v4 (4) + v5 (4) + v6 (4) + v7 (4) + v8 (2) + v9 (2), x 2 dtypes
     assert {b[0].split("/")[0] for b in builds} >= {"conv_relu_maxpool", "softmax_rows", "swiglu", "transpose2d"}
     assert all(path.suffix == ".cu" and macros[0].startswith("KS_T=") for _, path, macros in builds)
 
@@ -92,7 +92,7 @@ def test_an_arch_specific_launch_compiles_for_the_a_target_and_fits_hopper():
     assert kernel_arch("sm_90", by["v6"].launch) == "sm_90a"
     assert kernel_arch("sm_90a", by["v6"].launch) == "sm_90a"
     assert kernel_arch("sm_90", by["v5"].launch) == "sm_90" and kernel_arch("sm_80", None) == "sm_80"
-    assert [c.version for c in spec.candidates if c.launch and c.launch["arch_specific"]] == ["v6", "v7", "v8"]
+    assert [c.version for c in spec.candidates if c.launch and c.launch["arch_specific"]] == ["v6", "v7", "v8", "v9"]
     dims = {"N": 32, "C_in": 64, "H": 128, "W": 128, "C_out": 128, "PH": 64, "PW": 64}
     for cfg in by["v6"].configs():
         env = dict(dims, **cfg)
