@@ -365,7 +365,8 @@ def emulate(x, w, b, ES, BN, x_vec=True, w_vec=True, grid=None, policy="random",
                     m.bulk(m.xb[px.s], dst, vals)
                 px.advance()
 
-            yield from copy_pixels()
+            if total > 0:
+                yield from copy_pixels()
             if total > 1:
                 yield from copy_pixels()
             for j in range(total):
@@ -689,14 +690,16 @@ def test_v9_is_v8_with_the_emulated_producer_protocol():
                  "mbar_arrive_tx(wb(wt.s), bytes);",
                  "bulk_copy(wr_a + o * WRS, wr + ((long long)(k0 + o) * C + c0) * 9, 288, wb(wt.s));",
                  "wd[o * WRW + f] = (oo < K && c0 + f / 9 < C) ? wr[((long long)oo * C + c0) * 9 + f] : (raw_t)0;",
-                 "mbar_wait(xb(tr.s), tr.u & 1, broken);", "mbar_arrive(fullb(tr.s));",
+                 "\n            mbar_wait(xb(tr.s), tr.u & 1, broken);\n",   # unconditional (v8's had if (x_vec))
+                 "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // for wgmma's reads\n"
+                 "            mbar_arrive(fullb(tr.s));",   # the transposition's reads and writes, then fullb
                  "mbar_wait(wb(s), u & 1, broken);", "mbar_wait(wb(ns), nu & 1, broken);",
                  "if (++q.s == NS) { q.s = 0; ++q.u; }", "q.t += gridDim.x;"]:
         assert line in SRC9, line
     # the producer's order: two pixel chunks first, then per iteration pixels (j + 2), weights (j), transposition (j)
-    loop = SRC9[SRC9.index("copy_pixels();                            // chunks 0 and 1"):SRC9.index("return;\n    }\n\n    // =====")]
+    loop = SRC9[SRC9.index("if (total > 0) copy_pixels();             // chunks 0 and 1"):SRC9.index("return;\n    }\n\n    // =====")]
     pos = 0
-    for o in ["copy_pixels();", "if (total > 1) copy_pixels();", "for (long long j = 0; j < total; ++j) {",
+    for o in ["if (total > 0) copy_pixels();", "if (total > 1) copy_pixels();", "for (long long j = 0; j < total; ++j) {",
               "if (j + 2 < total) copy_pixels();", "copy_weights();", "transpose_chunk();"]:
         pos = loop.index(o, pos) + len(o)
     # the weights' element path stores before its arrival on wb (the arrival releases them)

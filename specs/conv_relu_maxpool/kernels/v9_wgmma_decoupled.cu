@@ -447,7 +447,7 @@ conv_relu_maxpool_wgmma_decoupled(const KS_T* __restrict__ x, const KS_T* __rest
             mbar_arrive(fullb(tr.s));
             advance(tr);
         };
-        copy_pixels();                            // chunks 0 and 1: nothing to wait for yet
+        if (total > 0) copy_pixels();             // chunks 0 and 1: nothing to wait for yet (total: 0 when C_in = 0)
         if (total > 1) copy_pixels();
 #pragma unroll 1
         for (long long j = 0; j < total; ++j) {
