@@ -671,8 +671,10 @@ def test_v9_is_v8_with_the_emulated_producer_protocol():
               and "u_tr" not in ln and "c_tr" not in ln and "tc." not in ln and " tc " not in ln
               and "tt = tc" not in ln and "wgmma_async(" not in ln]
     missing = {ln for ln in shared if ln not in SRC9}
-    # the v8 lines v9 restates: the barrier layout and the watchdog flag's place, v8's producer loop
+    # the v8 lines v9 restates: the register split (v9's producer holds three streams), the barrier layout
+    # and the watchdog flag's place, v8's producer loop
     assert missing == {
+        "#define CREGS 208",
         "constexpr int SMEM_BYTES = BAR_OFF + 128;      // 9 mbarriers, then the watchdog flag (byte 72)",
         "auto fullb = [&](int s) { return bar0 + 8 * (NS + s); };",
         "auto emptyb = [&](int s) { return bar0 + 8 * (2 * NS + s); };",
@@ -681,7 +683,7 @@ def test_v9_is_v8_with_the_emulated_producer_protocol():
         "} else {                          // element path: zeros past C_in and K",
         "raw_t* wd = reinterpret_cast<raw_t*>(xs + XR_BYTES + XT_BYTES);",
         "for (long long j = 0; j <= total; ++j) {", "if (j >= 1) transpose_chunk();", "if (j < total) copy_chunk();"}, missing
-    for line in ["mbar_init(xb(s), PT);", "mbar_init(wb(s), PT);", "mbar_init(fullb(s), PT);", "mbar_init(emptyb(s), 8);",
+    for line in ["#define CREGS 200", "mbar_init(xb(s), PT);", "mbar_init(wb(s), PT);", "mbar_init(fullb(s), PT);", "mbar_init(emptyb(s), 8);",
                  "volatile unsigned* broken = reinterpret_cast<volatile unsigned*>(smem + BAR_OFF + 8 * 4 * NS);",
                  "if (px.u >= 1) mbar_wait(fullb(px.s), (px.u - 1) & 1, broken);",
                  "mbar_arrive_tx(xb(px.s), bytes);",

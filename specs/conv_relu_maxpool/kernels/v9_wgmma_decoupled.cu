@@ -77,7 +77,8 @@
 // Compiled at run time by NVRTC for sm_90a (spec.yaml's launch.arch_specific). KS_T is the element
 // type (float or __nv_bfloat16); BN (64 or 128 output channels per tile) is the tunable. Block: 384
 // threads (warps 0-7: the two consumer warpgroups; 8-11: the producer warpgroup), registers split by
-// setmaxnreg (consumers CREGS = 208, producer 504 - 2 CREGS = 88; the launch gives 168 to every thread).
+// setmaxnreg (v9: consumers CREGS = 200, producer 504 - 2 CREGS = 104 -- v8's 208 / 88 made the producer's three
+// streams spill in bfloat16; the launch gives 168 to every thread).
 // Dynamic shared memory: 3 * (8832 * (256 / BN + 2) + 304 * BN) + 128 bytes (spec.yaml's
 // shared_bytes): 222848 (BN = 128) / 217472 (BN = 64) of the H200's 227 KiB per block.
 // V8_WATCHDOG (default 1; not a tunable): an mbarrier wait that fails 2^26 times gives up (mbar_wait):
@@ -91,7 +92,7 @@
 #define BN 128
 #endif
 #ifndef CREGS
-#define CREGS 208
+#define CREGS 200
 #endif
 #ifndef V8_WATCHDOG
 #define V8_WATCHDOG 1
@@ -293,18 +294,20 @@ conv_relu_maxpool_wgmma_decoupled(const KS_T* __restrict__ x, const KS_T* __rest
         const bool x_vec = (W % VEC == 0) && ((reinterpret_cast<unsigned long long>(x) & 15) == 0);
         const bool w_vec = (C % CK == 0) && ((reinterpret_cast<unsigned long long>(w) & 15) == 0);
         // three streams over the block's flattened (tile, chunk) sequence: pixel copies, weight copies and
-        // the transposition; each with its tile index, chunk, stage and the stage's use count (the tile is
-        // decoded when used: three decoded tiles would not fit the producer's 88 registers in bfloat16)
+        // the transposition; each with its tile index, decoded tile (decoded once per tile, as v8 does: a
+        // decode is six 64-bit divisions), chunk, stage and the stage's use count
         struct Stream {
+            Tile tl;
             long long t;
             int c, s;
             unsigned u;
         };
-        Stream px{blockIdx.x, 0, 0, 0u}, wt = px, tr = px;
+        Stream px{decode(blockIdx.x, ctiles, rtiles, ktiles), blockIdx.x, 0, 0, 0u}, wt = px, tr = px;
         auto advance = [&](Stream& q) {
             if (++q.c == nchunks) {
                 q.c = 0;
                 q.t += gridDim.x;
+                if (q.t < ntiles) q.tl = decode(q.t, ctiles, rtiles, ktiles);
             }
             if (++q.s == NS) { q.s = 0; ++q.u; }
         };
@@ -312,7 +315,7 @@ conv_relu_maxpool_wgmma_decoupled(const KS_T* __restrict__ x, const KS_T* __rest
         // (its fullb phase), the raw tile is free -- the consumers never read it
         auto copy_pixels = [&]() {
             if (px.u >= 1) mbar_wait(fullb(px.s), (px.u - 1) & 1, broken);
-            const Tile tc = decode(px.t, ctiles, rtiles, ktiles);
+            const Tile tc = px.tl;
             const unsigned xs_a = sbase + px.s * STAGE_BYTES;
             const int c0 = px.c * CK;
             const int ih0 = 2 * tc.ph0 - 1;
@@ -341,7 +344,7 @@ conv_relu_maxpool_wgmma_decoupled(const KS_T* __restrict__ x, const KS_T* __rest
         // the weights of chunk wt: once the consumers have emptied its stage
         auto copy_weights = [&]() {
             if (wt.u >= 1) mbar_wait(emptyb(wt.s), (wt.u - 1) & 1, broken);
-            const int k0 = decode(wt.t, ctiles, rtiles, ktiles).k0;
+            const int k0 = wt.tl.k0;
             const unsigned wr_a = sbase + wt.s * STAGE_BYTES + XR_BYTES + XT_BYTES;
             const int c0 = wt.c * CK;
             unsigned bytes = 0;
@@ -369,7 +372,7 @@ conv_relu_maxpool_wgmma_decoupled(const KS_T* __restrict__ x, const KS_T* __rest
         // chunk tr: raw tile -> K-major operand (pairs of staged pixels), then fullb. Its stage was emptied
         // by the consumers before this thread's copy_weights of the same chunk returned.
         auto transpose_chunk = [&]() {
-            const Tile tt = decode(tr.t, ctiles, rtiles, ktiles);
+            const Tile tt = tr.tl;
             unsigned char* xs = smem + tr.s * STAGE_BYTES;
             unsigned char* xt = xs + XR_BYTES;
             const int c0 = tr.c * CK;
