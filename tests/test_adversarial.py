@@ -235,10 +235,12 @@ def test_shape_specialised_cheat_is_caught_on_a_harness_shape_not_a_listed_one(o
 def test_timer_patch_fools_a_naive_host_timer_and_is_tampering_for_ours(ours_flip):
     x = torch.randn(64, 64)
     honest = _model("honest/index.py")
+    # 50 calls take about 0.5 ms, so one preemption of the process inside a measurement can outweigh the
+    # patch's 100x (a fresh-clone suite, session 31: 0.0041 against 0.0102 ms): the best of 7 each
     with restored_namespaces():
-        before = naive_time_ms(lambda: honest(x), n=50)
+        before = min(naive_time_ms(lambda: honest(x), n=50) for _ in range(7))
         cheat = _fresh_model("timer/patch_perf_counter.py")
-        after = naive_time_ms(lambda: cheat(x), n=50)
+        after = min(naive_time_ms(lambda: cheat(x), n=50) for _ in range(7))
     assert after < before / 10  # the same work, "100x faster" on the patched clock
     assert ours_flip[0]["timer_events"]["fault"] == "tampering"
     assert "torch.cuda.Event.elapsed_time" in _first_line(ours_flip[0]["timer_events"])
