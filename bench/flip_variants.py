@@ -9,8 +9,10 @@ the median over rounds:
 - ``cs``: the store marked streaming (``cache_modifier=".cs"``: the written lines are not kept in L2);
 - ``asc``: programs ordered so that consecutive programs *read* ascending addresses (v4's write
   ascending, read descending);
-- ``big``: 2048-word tiles with 16 warps (session 27's probe: 1.002x);
-- ``cs+big``.
+- ``plain`` 2048w/16: 2048-word tiles with 16 warps (session 27's probe: 1.002x); ``cs`` / ``asc`` at
+  2048w/16 too;
+- ``elem``: v4's kernel on the 2-byte elements (one per lane), i.e. TorchInductor's own schedule (added
+  after session 31's run, not yet timed).
 
 Every variant is checked bit-exact against torch.flip at the timing shape before it is timed.
 
@@ -71,6 +73,19 @@ def words_flip(block_n, warps, cs, asc):
     return run
 
 
+def elements_flip(v4, block_n, warps):
+    """v4's kernel on the 2-byte elements themselves (no 32-bit words): TorchInductor's flip schedule."""
+    def run(x):
+        M, N = x.shape
+        y = torch.empty_like(x)
+        assert N % block_n == 0 and M * N < 2 ** 31
+        nb = N // block_n
+        v4._flip_kernel[(M * nb,)](x, y, M, N, nb, BLOCK_M=1, BLOCK_N=block_n, SWAP=False, EVEN=True, WIDE=False,
+                                   EVICT="evict_last", num_warps=warps)
+        return y
+    return run
+
+
 def log(msg: str = "") -> None:
     print(msg, flush=True)
     LINES.append(msg)
@@ -103,6 +118,8 @@ def main() -> int:
                 if tag == "plain" and bn != 2048:
                     continue
                 kernels[f"{tag} {bn}w/{nw_}"] = (lambda f=words_flip(bn, nw_, cs, asc): f(x))
+        for bn, nw_ in ((1024, 4), (512, 8)):  # Inductor's own schedule: one 2-byte element per lane
+            kernels[f"elem {bn}w/{nw_}"] = (lambda f=elements_flip(v4, bn, nw_): f(x))
         times = {k: [] for k in kernels}
         for k, fn in list(kernels.items()):
             if k != "torch copy_":
