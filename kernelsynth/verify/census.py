@@ -668,9 +668,7 @@ def install_watch() -> None:
                 got = fn(*a, **k)
                 if grid:
                     _STATE["last_grid"] = got  # what the launch used (_empty_grid)
-                    odd = odd_launch_argument([got], {})  # Triton takes len() of it inside the launch (s30b g3)
-                    if odd and _STATE["census"] is not None:
-                        _STATE["census"].add(f"host:launch_argument:{odd}")
+                    _launch_arguments([got], {})  # Triton takes len() of it inside the launch (s30b g3)
                 return got
             finally:
                 _unmark(mark)
