@@ -26,6 +26,7 @@ CONV_PINS=${CONV_PINS:-"task.tunables.BLOCK=256 task.tunables.KPT=8 task.tunable
  task.tunables.BLOCK_K=128 task.tunables.num_warps=4 task.tunables.num_stages=3 task.tunables.BW=128
  task.tunables.STAGES=3 task.tunables.ROWS=4"}
 C=$(( ${CONV_S:-230} < $(left) - 100 ? ${CONV_S:-230} : $(left) - 100 ))
+[ "$C" -lt 90 ] && C=$(( $(left) - 30 ))  # too short for both: conv (v9 through the engine) takes the rest
 [ "$C" -gt 90 ] && OUT=$FINAL TASKS="conv_relu_maxpool:$C" TOTAL_S=$(( C + 25 )) PROFILE=true \
   EXTRA="exploration.profile_budget_s=50 $(echo $CONV_PINS)" bash bench/h200_catalog.sh > /tmp/s32_conv.log 2>&1
 F=$(( $(left) - 25 ))
