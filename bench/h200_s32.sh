@@ -3,7 +3,7 @@
 # a failed start costs 90-180 s of the 1800 s budget, so one start must bring everything from one card.
 # From the repo root, after the device README's .whl line (carry .whl and .deb):
 #   END_S=570 bash bench/h200_s32.sh
-# 1. bench/conv_v8_probe.py on v9 (V9_S seconds, default 120): NVRTC builds, 23 ragged shapes per config
+# 1. bench/conv_v8_probe.py on v9 (V9_S seconds, default 140): NVRTC builds, 23 ragged shapes per config
 #    in both dtypes, timing beside eager / torch.compile / v3 / v6, ncu if time is left -> $OUT/v9.tgz;
 # 2. conv_relu_maxpool through the engine, both dtypes, every version v0-v9 with its tunables pinned to
 #    one or two configs (the fastest ones of sessions 21-27; CONV_PINS), profile step on (CONV_S, default 230);
@@ -17,7 +17,7 @@ start=$(date +%s) END=${END_S:-570}
 left() { echo $(( END - ($(date +%s) - start) )); }
 . bench/device_env.sh
 mkdir -p /tmp/v9p
-V9=${V9_S:-120}
+V9=${V9_S:-140}
 OUT=/tmp/v9p V8_PROBE_VERSION=v9 PROBE_BUDGET_S=$(( V9 - 15 )) timeout "$V9" python3 bench/conv_v8_probe.py > /tmp/v9p/v9_probe.log 2>&1
 echo "v9 probe rc=$? at $(( $(date +%s) - start )) s" >> /tmp/v9p/status.txt
 tar czf "$FINAL/v9.tgz" -C /tmp v9p
