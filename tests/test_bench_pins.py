@@ -23,7 +23,7 @@ def _configs(task: str, pins: dict) -> dict:
 
 
 def test_conv_pins_keep_every_version_with_one_or_two_configs():
-    block = SCRIPT[SCRIPT.index("CONV_PINS=${CONV_PINS:-"):SCRIPT.index('"}', SCRIPT.index("CONV_PINS=${CONV_PINS:-"))]
+    block = SCRIPT[SCRIPT.index("CONV_PINS=${CONV_PINS-"):SCRIPT.index('"}', SCRIPT.index("CONV_PINS=${CONV_PINS-"))]
     pins = _pins(block)
     assert pins["BW"] == 128 and pins["STAGES"] == 3 and "BN" not in pins  # v8/v9 keep BN 64 and 128
     counts = _configs("conv_relu_maxpool", pins)
