@@ -133,6 +133,44 @@ def test_switching_the_profiler_or_record_function_off_in_a_call_is_seen():
     assert "census:_enable_record_function" in names, names
 
 
+REPLACED_SESSION_CALLS = """
+import sys
+import torch
+from kernelsynth.verify.census import Census, install_watch
+from kernelsynth.verify.failures import VerificationFailure
+from kernelsynth.verify.poison import call_poisoned
+
+def replaced(x):  # the harness's CPU-profiler session ended, a Kineto session of the candidate's own in its place
+    torch._C._autograd._disable_profiler_legacy()
+    torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]).__enter__()
+    return x.clone()
+
+install_watch()
+x = torch.randn(4)
+for i in range(int(sys.argv[1])):
+    try:
+        call_poisoned(replaced, [x], torch.device("cpu"), True, None, Census())
+        sys.exit(f"call {i}: accepted")
+    except VerificationFailure as e:
+        assert "profiler session was ended" in str(e), e
+    assert not torch.autograd._profiler_enabled()
+print("rejected", int(sys.argv[1]))
+"""
+
+
+def test_a_replaced_profiler_session_is_rejected_call_after_call_without_crashing_the_process():
+    """The harness exited its call mark under the candidate's Kineto session: the process aborted
+    in glibc (``pthread_mutex_lock``: a robust mutex whose owner was gone) or hung, within 40 such
+    calls in 5 of 5 runs before the fix (session 33; a hang there held CI's run of session 32 until
+    its limit). Its own process, so that a regression fails this test instead of the suite's worker."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", REPLACED_SESSION_CALLS, "40"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "rejected 40", (p.returncode, p.stdout[-500:], p.stderr[-1500:])
+
+
 # ------------------------------------------------------------------ mi1: the census edited in a call
 def test_the_census_scrubbed_from_inside_the_call_is_tampering_or_seen():
     with pytest.raises(TamperingError, match="torch.profiler.profile.events"):

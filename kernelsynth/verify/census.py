@@ -949,14 +949,17 @@ def _spans(threads) -> List[_Span]:
 
 
 def _mark(name: str):
-    if not _STATE["profiling"]:
+    """Begin the per-call session's mark ``name`` (None outside one, or when the running session
+    is not the harness's: :func:`_unmark` exits a mark only under the session it began in)."""
+    if not _STATE["profiling"] or _PROFILER_TYPE() != _LEGACY:
         return None
     _STATE["marks"][name] = _STATE["marks"].get(name, 0) + 1
     return _MARK_ENTER(name)
 
 
 def _unmark(handle) -> None:
-    if handle is not None:
+    # a mark exited under another session than its own aborted or hung the process (see watching)
+    if handle is not None and _PROFILER_TYPE() == _LEGACY:
         _MARK_EXIT(handle)
 
 
@@ -1111,10 +1114,16 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
         events = None
         if profiling:
             _STATE["profiling"] = False
-            if _ENABLED():
+            if _ENABLED() and _PROFILER_TYPE() == _LEGACY:
                 _MARK_EXIT(call_mark)
                 _STATE["marks"][END_MARK] = 1
                 _MARK_EXIT(_MARK_ENTER(END_MARK))
+                events = _stop_cpu_profiler()
+            elif _ENABLED():
+                # another session in the harness's place (the candidate ended it and started a Kineto
+                # one): ended unmarked. The call's mark, begun under the harness's session and exited
+                # under the other, aborted the process in glibc (a robust mutex whose owner was gone) or
+                # hung it, in about one of 20 calls (session 33; CI's run of session 32 hung)
                 events = _stop_cpu_profiler()
         if full:
             census.calls += 1
@@ -1155,7 +1164,7 @@ def _stop_cpu_profiler():
         except RuntimeError:
             pass
     if _ENABLED():  # a Kineto session in its place: ended by Kineto's stop (the CPU profiler's stop can
-        try:        # block on one: a suite run hung there, session 30)
+        try:        # block on one: a suite run hung there, session 30), after no mark (watching, session 33)
             _DISABLE()
         except RuntimeError:
             pass
