@@ -136,20 +136,36 @@ def test_switching_the_profiler_or_record_function_off_in_a_call_is_seen():
 REPLACED_SESSION_CALLS = """
 import sys
 import torch
+import triton
+import triton.language as tl
 from kernelsynth.verify.census import Census, install_watch
 from kernelsynth.verify.failures import VerificationFailure
 from kernelsynth.verify.poison import call_poisoned
 
-def replaced(x):  # the harness's CPU-profiler session ended, a Kineto session of the candidate's own in its place
+def replace():  # the harness's CPU-profiler session ended, a Kineto session of the candidate's own in its place
     torch._C._autograd._disable_profiler_legacy()
     torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]).__enter__()
-    return x.clone()
+
+@triton.jit
+def _flip(X, Y, N, BLOCK: tl.constexpr):
+    c = tl.arange(0, BLOCK)
+    tl.store(Y + tl.program_id(0) * N + c, tl.load(X + tl.program_id(0) * N + (N - 1 - c)))
+
+def in_the_call(x):
+    replace()
+    return x.flip(1)
+
+def in_a_grid_callable(x):  # inside the launch: its launch and candidate marks are open
+    y = torch.empty_like(x)
+    _flip[lambda meta: (replace(), (x.shape[0],))[1]](x, y, x.shape[1], BLOCK=x.shape[1])
+    return y
 
 install_watch()
-x = torch.randn(4)
+x = torch.randn(4, 8)
+fn = {"call": in_the_call, "grid": in_a_grid_callable}[sys.argv[2]]
 for i in range(int(sys.argv[1])):
     try:
-        call_poisoned(replaced, [x], torch.device("cpu"), True, None, Census())
+        call_poisoned(fn, [x], torch.device("cpu"), True, None, Census())
         sys.exit(f"call {i}: accepted")
     except VerificationFailure as e:
         assert "profiler session was ended" in str(e), e
@@ -158,16 +174,20 @@ print("rejected", int(sys.argv[1]))
 """
 
 
-def test_a_replaced_profiler_session_is_rejected_call_after_call_without_crashing_the_process():
+@pytest.mark.parametrize("where", ["call", "grid"])
+def test_a_replaced_profiler_session_is_rejected_call_after_call_without_crashing_the_process(where):
     """The harness exited its call mark under the candidate's Kineto session: the process aborted
     in glibc (``pthread_mutex_lock``: a robust mutex whose owner was gone) or hung, within 40 such
     calls in 5 of 5 runs before the fix (session 33; a hang there held CI's run of session 32 until
-    its limit). Its own process, so that a regression fails this test instead of the suite's worker."""
+    its limit). Replaced inside a launch's grid callable, the launch's open marks, freed under the
+    Kineto session, did the same in 10 runs of 10 (red team s33). Its own process, so that a
+    regression fails this test instead of the suite's worker."""
+    import os
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-c", REPLACED_SESSION_CALLS, "40"], capture_output=True, text=True,
-                       cwd=ROOT, timeout=120)
+    p = subprocess.run([sys.executable, "-c", REPLACED_SESSION_CALLS, "40", where], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120, env={**os.environ, "TRITON_INTERPRET": "1"})
     assert p.returncode == 0 and p.stdout.strip() == "rejected 40", (p.returncode, p.stdout[-500:], p.stderr[-1500:])
 
 

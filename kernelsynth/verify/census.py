@@ -258,7 +258,7 @@ class Census(set):
 #: copies are not the candidate's); ``threads``: Python thread starts so far.
 _STATE = {"census": None, "launches": {}, "in_launch": 0, "threads": 0, "numpy_watch": False, "profiling": False,
           "last_grid": None,
-          "scalars": 0, "quiet": 0, "marks": {}}
+          "scalars": 0, "quiet": 0, "marks": {}, "held_marks": []}
 #: Operators that copy a tensor (their source is an input's storage: a data-movement task's work).
 COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "index_copy", "as_strided_copy", "flip", "roll"})
 _HOST_DOORS = ("numpy", "__array__", "__dlpack__", "tolist")
@@ -958,9 +958,16 @@ def _mark(name: str):
 
 
 def _unmark(handle) -> None:
-    # a mark exited under another session than its own aborted or hung the process (see watching)
-    if handle is not None and _PROFILER_TYPE() == _LEGACY:
+    """Close the mark ``handle`` (from :func:`_mark`) under the harness's session; under another one
+    (the candidate replaced it during the launch) keep it open until :func:`watching` has stopped that
+    session: closed there, or freed there (a freed handle closes its range), it aborted or hung the
+    process (red team s33: a Kineto session started in a grid callable, 10 runs of 10)."""
+    if handle is None:
+        return
+    if _PROFILER_TYPE() == _LEGACY:
         _MARK_EXIT(handle)
+    else:
+        _STATE["held_marks"].append(handle)
 
 
 class HostDoorMode(TorchFunctionMode):
@@ -1123,8 +1130,11 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
                 # another session in the harness's place (the candidate ended it and started a Kineto
                 # one): ended unmarked. The call's mark, begun under the harness's session and exited
                 # under the other, aborted the process in glibc (a robust mutex whose owner was gone) or
-                # hung it, in about one of 20 calls (session 33; CI's run of session 32 hung)
+                # hung it, in about one of 20 calls (session 33; CI's run of session 32 hung); the call's
+                # and the launches' open marks are freed only once it has stopped (_unmark)
                 events = _stop_cpu_profiler()
+            call_mark = None
+            _STATE["held_marks"].clear()
         if full:
             census.calls += 1
             if sum(_STATE["launches"].values()) == before_launches:
