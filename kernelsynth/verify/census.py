@@ -1130,7 +1130,7 @@ def watching(census: Optional[Census], inputs: Sequence[torch.Tensor]):
                 # another session in the harness's place (the candidate ended it and started a Kineto
                 # one): ended unmarked. The call's mark, begun under the harness's session and exited
                 # under the other, aborted the process in glibc (a robust mutex whose owner was gone) or
-                # hung it, in about one of 20 calls (session 33; CI's run of session 32 hung); the call's
+                # hung it within 40 such calls, 5 runs of 5 (session 33; CI's run of session 32 hung); the call's
                 # and the launches' open marks are freed only once it has stopped (_unmark)
                 events = _stop_cpu_profiler()
             call_mark = None
