@@ -112,15 +112,8 @@ def test_switching_the_profiler_or_record_function_off_in_a_call_is_seen():
     names, _ = _census_of(lambda x: x * 2, x)  # and the next call has its own session again
     assert "mul" in names
 
-    def replaced(x):  # ended, then a Kineto session of the candidate's own in its place
-        torch._C._autograd._disable_profiler_legacy()
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
-        prof.__enter__()
-        return x.clone()
-
-    with pytest.raises(VerificationFailure, match="profiler session was ended"):
-        _census_of(replaced, x)
-    assert not torch.autograd._profiler_enabled()  # the harness ended the replacement too
+    # ended, then a Kineto session of the candidate's own in its place: in a process of its own, 40 calls
+    # (test_a_replaced_profiler_session_is_rejected_call_after_call_without_crashing_the_process)
 
     def record_off(x):
         torch.autograd._enable_record_function(False)
@@ -169,7 +162,7 @@ for i in range(int(sys.argv[1])):
         sys.exit(f"call {i}: accepted")
     except VerificationFailure as e:
         assert "profiler session was ended" in str(e), e
-    assert not torch.autograd._profiler_enabled()
+    assert not torch.autograd._profiler_enabled()  # the harness ended the replacement too
 print("rejected", int(sys.argv[1]))
 """
 

@@ -3,6 +3,7 @@ grouped test carries its group in its node id, which is what sends a group to on
 pytest 9.2 it did not (pytest-dev/pytest-xdist#1386): CI scheduled every test alone, unnoticed."""
 
 import re
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -28,8 +29,6 @@ def test_a_grouped_test_without_its_group_in_its_node_id_is_warned_of_once():
     with pytest.warns(pytest.PytestWarning, match=r"did not take: 1 grouped test\(s\) .*\(e\.g\. tests/b\.py::t3\)") as seen:
         GroupCheck().pytest_collection_modifyitems(None, items)
     assert len(seen) == 1
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GroupCheck().pytest_collection_modifyitems(None, items[:2])  # every group in place: silent
