@@ -11,8 +11,12 @@ the median over rounds:
   ascending, read descending);
 - ``plain`` 2048w/16: 2048-word tiles with 16 warps (session 27's probe: 1.002x); ``cs`` / ``asc`` at
   2048w/16 too;
-- ``elem``: v4's kernel on the 2-byte elements (one per lane), i.e. TorchInductor's own schedule (added
-  after session 31's run, not yet timed).
+- ``elem``: v4's kernel on the 2-byte elements (one per lane; session 34 on an H100: 0.984x torch.compile);
+- ``v5``: the spec's v5 (16-byte mirrored loads reversed in registers) at its configs;
+- ``flat-elem`` / ``flat-words``: TorchInductor's flat 1D index (row and column per lane, ``num_stages=1``)
+  over elements (its own kernel) or 32-bit words;
+- ``vec-words`` / ``vec-elem``: v5's 16-byte mirrored loads outside the ladder (words with the swap, or
+  eight 2-byte elements per chunk).
 
 Every variant is checked bit-exact against torch.flip at the timing shape before it is timed.
 
@@ -86,6 +90,57 @@ def elements_flip(v4, block_n, warps):
     return run
 
 
+@triton.jit
+def _flip_flat(X, Y, NW, XBLOCK: tl.constexpr, SWAP: tl.constexpr):
+    # Inductor's flat schedule: one 1D block of XBLOCK words, row and column per lane
+    idx = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    c = idx % NW
+    r = idx // NW
+    w = tl.load(X + (NW - 1 - c + r * NW), eviction_policy="evict_last")
+    if SWAP:
+        w = (w << 16) | (w >> 16)
+    tl.store(Y + idx, w)
+
+
+@triton.jit
+def _flip_vec(X, Y, NW, NB, BLOCK_N: tl.constexpr, V: tl.constexpr, SWAP: tl.constexpr):
+    # 16-byte loads: chunk j of V words is read ascending from the mirrored place, reversed in registers
+    pid = tl.program_id(0)
+    row = pid // NB
+    pn = pid - row * NB
+    j = pn * (BLOCK_N // V) + tl.arange(0, BLOCK_N // V)[:, None]
+    k = tl.arange(0, V)[None, :]
+    base = row * NW
+    t = tl.load(X + base + (NW - V - V * j) + k, eviction_policy="evict_last")
+    t = tl.flip(t, 1)
+    if SWAP:
+        t = (t << 16) | (t >> 16)
+    tl.store(Y + base + V * j + k, t)
+
+
+def flat_flip(xblock, warps, words):
+    def run(x):
+        M, N = x.shape
+        y = torch.empty_like(x)
+        xv, yv, nw = (x.view(torch.uint32), y.view(torch.uint32), N // 2) if words else (x.view(torch.int16), y.view(torch.int16), N)
+        assert (M * nw) % xblock == 0 and M * nw < 2 ** 31
+        _flip_flat[(M * nw // xblock,)](xv, yv, nw, XBLOCK=xblock, SWAP=words, num_warps=warps, num_stages=1)
+        return y
+    return run
+
+
+def vec_flip(block_n, warps, words):
+    def run(x):
+        M, N = x.shape
+        y = torch.empty_like(x)
+        xv, yv, nw, v = (x.view(torch.uint32), y.view(torch.uint32), N // 2, 4) if words else (x.view(torch.int16), y.view(torch.int16), N, 8)
+        assert nw % block_n == 0 and M * nw < 2 ** 31
+        nb = nw // block_n
+        _flip_vec[(M * nb,)](xv, yv, nw, nb, BLOCK_N=block_n, V=v, SWAP=words, num_warps=warps)
+        return y
+    return run
+
+
 def log(msg: str = "") -> None:
     print(msg, flush=True)
     LINES.append(msg)
@@ -95,6 +150,8 @@ def main() -> int:
     spec = load_spec("specs/flip2d/spec.yaml", task_folder=True)
     v4c = {c.version: c for c in spec.candidates}["v4"]
     v4 = import_file(v4c.file)
+    v5c = {c.version: c for c in spec.candidates}["v5"]
+    v5 = import_file(v5c.file)
     M, N = spec.timing_shape["M"], spec.timing_shape["N"]
     rounds = int(os.environ.get("FLIPV_ROUNDS", "3"))
     log(f"{torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}; {rounds} rounds")
@@ -113,6 +170,9 @@ def main() -> int:
         for cfg in v4c.configs():
             m = v4.ModelNew(**cfg)
             kernels[f"v4 {cfg['BLOCK_N']}w/{cfg['num_warps']}"] = lambda m=m: m(x)
+        for cfg in v5c.configs():
+            m = v5.ModelNew(**cfg)
+            kernels[f"v5 {cfg['BLOCK_N']}w/{cfg['num_warps']}"] = lambda m=m: m(x)
         for bn, nw_ in ((512, 4), (1024, 4), (1024, 8), (2048, 16)):
             for cs, asc, tag in ((True, False, "cs"), (False, True, "asc"), (False, False, "plain")):
                 if tag == "plain" and bn != 2048:
@@ -120,6 +180,14 @@ def main() -> int:
                 kernels[f"{tag} {bn}w/{nw_}"] = (lambda f=words_flip(bn, nw_, cs, asc): f(x))
         for bn, nw_ in ((1024, 4), (512, 8)):  # Inductor's own schedule: one 2-byte element per lane
             kernels[f"elem {bn}w/{nw_}"] = (lambda f=elements_flip(v4, bn, nw_): f(x))
+        for xb, nw_ in ((1024, 4), (2048, 8)):  # Inductor's flat 1D schedule, elements (its own kernel) and words
+            kernels[f"flat-elem {xb}/{nw_}"] = (lambda f=flat_flip(xb, nw_, False): f(x))
+        for xb, nw_ in ((512, 4), (1024, 4), (1024, 8), (2048, 8)):
+            kernels[f"flat-words {xb}/{nw_}"] = (lambda f=flat_flip(xb, nw_, True): f(x))
+        for bn, nw_ in ((512, 4), (1024, 4), (1024, 8), (2048, 8)):  # 16-byte loads, reversed in registers
+            kernels[f"vec-words {bn}w/{nw_}"] = (lambda f=vec_flip(bn, nw_, True): f(x))
+        for bn, nw_ in ((1024, 4), (2048, 4), (2048, 8), (4096, 8)):
+            kernels[f"vec-elem {bn}/{nw_}"] = (lambda f=vec_flip(bn, nw_, False): f(x))
         times = {k: [] for k in kernels}
         for k, fn in list(kernels.items()):
             if k != "torch copy_":
