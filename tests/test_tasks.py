@@ -82,7 +82,7 @@ def test_tools_tasks_lists_every_task_with_category_dtypes_backends_and_ladder(t
     assert main(["tasks"]) == 0
     lines = {ln.split()[0]: ln.split() for ln in capsys.readouterr().out.splitlines()}
     assert lines["task"][:5] == ["task", "category", "dtypes", "backends", "ladder"]
-    assert lines["flip2d"][1:5] == ["data_movement", "float32,bfloat16,float16,int32", "triton", "5"]
+    assert lines["flip2d"][1:5] == ["data_movement", "float32,bfloat16,float16,int32", "triton", "6"]
     assert lines["conv_relu_maxpool"][1:5] == ["fused_conv", "float32,bfloat16", "cuda,torch,triton", "10"]
     assert main(["tasks", "--search-path", str(tmp_path)]) == 1  # a broken task is listed with its error
     out = capsys.readouterr().out
