@@ -35,7 +35,8 @@ def test_conv_pins_keep_every_version_with_one_or_two_configs():
 def test_flip_pins_keep_v4s_fastest_h200_config():
     line = next(ln for ln in SCRIPT.splitlines() if "task.tunables.BLOCK_M=1" in ln)
     counts = _configs("flip2d", _pins(line))
-    assert counts == {"two_pass": 2, "single_pass": 2, "packed_words": 2, "wide_words": 2, "inductor_schedule": 2}
+    assert counts == {"two_pass": 2, "single_pass": 2, "packed_words": 2, "wide_words": 2, "inductor_schedule": 2,
+                      "mirrored_vectors": 3}
     spec = load_spec(ROOT / "specs" / "flip2d" / "spec.yaml", tunables=_pins(line), task_folder=True)
     v4 = next(c for c in spec.candidates if c.name == "inductor_schedule")
     assert {"BLOCK_M": 1, "BLOCK_N": 512, "num_warps": 4} in [dict(cfg) for cfg in v4.configs()]

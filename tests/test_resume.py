@@ -84,7 +84,7 @@ def test_interrupted_run_resumes_to_the_same_dataset(uninterrupted, tmp_path):
 
     subprocess.run(_cmd(run_dir), cwd=ROOT, env=_env(), check=True, capture_output=True, timeout=600)
     assert {p.name: p.stat().st_mtime_ns for p in shards.glob("*.parquet") if p.name in done} == mtimes
-    assert len(list(shards.glob("*.parquet"))) == 10  # 5 versions (v0-v4) x 2 dtypes
+    assert len(list(shards.glob("*.parquet"))) == 12  # 6 versions (v0-v5) x 2 dtypes
     assert _records(run_dir) == _records(uninterrupted)
 
 

@@ -26,7 +26,7 @@ def _edit(spec_dir, fn):
 def test_flip2d_loads():
     spec = load_spec(FLIP2D / "spec.yaml")
     assert spec.name == "flip2d" and spec.dims == ["M", "N"]
-    assert [c.version for c in spec.candidates] == ["v0", "v1", "v2", "v3", "v4"]
+    assert [c.version for c in spec.candidates] == ["v0", "v1", "v2", "v3", "v4", "v5"]
     assert {"M": 1, "N": 4097} in spec.verify_shapes and {"M": 4097, "N": 1} in spec.verify_shapes
     assert spec.dtypes == ["float32", "bfloat16", "float16", "int32"]
     # the timing shape is >= 1 GiB per tensor in every 2-byte dtype, 2 GiB in float32
@@ -307,7 +307,7 @@ def test_spec_level_tunables_and_launch_are_defaults_a_candidate_overrides(flip2
     def edit(d):
         d["candidates"][2]["tunables"] = {"BLOCK_N": [512], "EXTRA": [1, 2]}
     spec = load_spec(_edit(flip2d_copy, edit))
-    v0, _, v2, v3, v4 = spec.candidates
+    v0, _, v2, v3, v4, _ = spec.candidates
     assert v0.tunables == {"BLOCK_M": [1, 4], "BLOCK_N": [1024, 2048], "num_warps": [4, 8]}
     assert v2.tunables == {"BLOCK_M": [1, 4], "BLOCK_N": [512], "num_warps": [4, 8], "EXTRA": [1, 2]}
     assert v3.tunables == {"BLOCK_M": [1], "BLOCK_N": [1024, 2048], "num_warps": [4, 8]}  # its own, whole

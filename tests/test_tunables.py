@@ -50,7 +50,7 @@ def test_a_pin_wins_over_the_interpreter_settings():
     by_version = {}
     for v, c in _configs(two, interpreter_max_configs=1):
         by_version.setdefault(v, set()).add(json.loads(c)["BLOCK_N"])
-    assert by_version == {"v0": {256, 512}, "v1": {256, 512}, "v2": {256, 512}, "v3": {256, 512}, "v4": {256, 512}}
+    assert by_version == {"v0": {256, 512}, "v1": {256, 512}, "v2": {256, 512}, "v3": {256, 512}, "v4": {256, 512}, "v5": {256, 512}}
 
 
 def test_unknown_tunable_fails_in_one_line_listing_the_spec_tunables(tmp_path):

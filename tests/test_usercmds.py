@@ -290,7 +290,7 @@ def test_untimed_records_are_correctness_only_drafts_that_claim_nothing(run):
     for name, text in _texts(rec):
         assert DRAFT in text, name
         assert not re.search(r"ceiling|speedup|\d+(\.\d+)?x\b|Expected:", text.replace(DRAFT, "")), (name, text)
-    assert "chosen by ladder order" in rec["answer"] and rec["metrics"]["best_version"] == "v4"
+    assert "chosen by ladder order" in rec["answer"] and rec["metrics"]["best_version"] == "v5"
 
 
 def _records(run):
@@ -299,8 +299,8 @@ def _records(run):
     return datasets.load_dataset(str(run.dataset_dir), split="train").to_list()
 
 
-def _timed(run, times=(2.0, 1.0, 1.5, 1.3, 1.25)):
-    """The run's float32 trajectory with made-up timings on its observations (v0, v1, v2, v3, v4)."""
+def _timed(run, times=(2.0, 1.0, 1.5, 1.3, 1.25, 1.2)):
+    """The run's float32 trajectory with made-up timings on its observations (v0, v1, v2, v3, v4, v5)."""
     from omegaconf import OmegaConf
 
     from kernelsynth.records import build_record
@@ -372,9 +372,9 @@ def test_both_chat_columns_are_in_the_form_trl_reads(run, timed):
         text = apply_chat_template(example, tok, tools=rec["tools"])["text"]
         assert text.count("<|assistant|>") == sum(m["role"] == "assistant" for m in rec[column])
     roles = [m["role"] for m in rec["agent_messages"]]
-    assert roles == ["system", "user"] + ["assistant", "tool"] * 5 + ["assistant"]  # one call per version
+    assert roles == ["system", "user"] + ["assistant", "tool"] * 6 + ["assistant"]  # one call per version
     text = apply_chat_template({"messages": rec["agent_messages"]}, tok, tools=rec["tools"])["text"]
-    assert text.count(f"<call>{TOOL_NAME}") == 5 and "<|tool|>" in text
+    assert text.count(f"<call>{TOOL_NAME}") == 6 and "<|tool|>" in text
 
 
 def test_every_tool_turn_reports_its_observation(run):
@@ -388,7 +388,7 @@ def test_every_tool_turn_reports_its_observation(run):
             assert got[k] == o[k], k
     calls = [m["tool_calls"][0]["function"]["arguments"] for m in rec["agent_messages"] if m["tool_calls"]]
     assert [c["code"] for c in calls] == [v["code"] for v in rec["trajectory"]]
-    assert rec["agent_messages"][-1]["content"].startswith("v4 measured 1.2500 ms")
+    assert rec["agent_messages"][-1]["content"].startswith("v5 measured 1.2000 ms")
 
 
 # --------------------------------------------------------------------------------- 7. interruptions

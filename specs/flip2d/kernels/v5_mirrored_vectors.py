@@ -29,7 +29,7 @@ import triton.language as tl
 def _reverse_chunks(t, BLOCK_M: tl.constexpr, R: tl.constexpr, V: tl.constexpr, LOGV: tl.constexpr):
     # t: (BLOCK_M, R, V) integers (floats would round) -> each chunk's V words in reverse order. As tl.flip: the chunk axis is
     # split into LOGV axes of 2 and every pair (a, b) becomes (b, a), here as (a + b) - a (two's
-    # complement, exact for any bits; tl.flip's xor-sums run ~100x slower on the Triton interpreter).
+    # complement, exact for any bits; tl.flip's xor-sums run a hundred times slower on the Triton interpreter).
     # In the PTX it is register renaming only (no arithmetic on the data, no shared memory).
     y = tl.reshape(t, [BLOCK_M, R] + [2] * LOGV)
     for i in tl.static_range(LOGV):
