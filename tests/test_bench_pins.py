@@ -40,3 +40,21 @@ def test_flip_pins_keep_v4s_fastest_h200_config():
     spec = load_spec(ROOT / "specs" / "flip2d" / "spec.yaml", tunables=_pins(line), task_folder=True)
     v4 = next(c for c in spec.candidates if c.name == "inductor_schedule")
     assert {"BLOCK_M": 1, "BLOCK_N": 512, "num_warps": 4} in [dict(cfg) for cfg in v4.configs()]
+
+
+def test_session_34_script_pins_the_same_conv_configs_and_keeps_every_flip_version():
+    """bench/h200_s34.sh (the next session's first call): conv's pins are h200_s32.sh's; flip2d's default
+    pin (BLOCK_M=1) and the short-budget one (num_warps=4 too) leave every version, v5 included, configs."""
+    s34 = (ROOT / "bench" / "h200_s34.sh").read_text()
+
+    def block(text):
+        start = text.index("CONV_PINS=${CONV_PINS-")
+        return _pins(text[start:text.index('"}', start)])
+
+    assert block(s34) == block(SCRIPT)
+    default = _pins(re.search(r"FLIP_PINS:-([^}]*)\}", s34).group(1))
+    assert default == {"BLOCK_M": 1}
+    counts = _configs("flip2d", default)
+    assert counts["mirrored_vectors"] == 6 and counts["inductor_schedule"] == 4 and min(counts.values()) >= 4
+    short = _configs("flip2d", {"BLOCK_M": 1, "num_warps": 4})
+    assert short["mirrored_vectors"] == 3 and min(short.values()) >= 2
