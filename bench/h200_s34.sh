@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 14's two criteria in ONE device call (session 34): flip2d first (v5, new this session, is what is
-# being decided; FLIP_S, default 200; FLIP_PINS, default task.tunables.BLOCK_M=1), then bench/flip_variants.py (v4 / v5 / Inductor-like schedules in
-# 2-byte dtypes, outside the harness; 60 s at most), then conv_relu_maxpool (v0-v9 pinned as in
+# being decided; FLIP_S, default 200; FLIP_PINS, default task.tunables.BLOCK_M=1), then
+# bench/flip_variants.py (v4 / v5 / Inductor-like schedules in 2-byte dtypes, outside the harness; 60 s at
+# most), then conv_relu_maxpool (v0-v9 pinned as in
 # bench/h200_s32.sh) in the time left if that is 120 s or more.
 # From the repo root, after the device README's .whl line (carry .whl and .deb):
 #   END_S=420 bash bench/h200_s34.sh

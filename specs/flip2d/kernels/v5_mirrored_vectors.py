@@ -7,10 +7,9 @@ load is one element or one 32-bit word (v4: four ``ld.global.b32`` per lane besi
 ``st.global.v4.b32``; TorchInductor's flip: eight 2-byte loads per lane). v5 turns the flip around:
 output chunk ``j`` (``V`` words, ``V * word_bytes = 16``) is source chunk ``NW/V - 1 - j`` reversed, so
 the lane loads that chunk in ascending order (``ld.global.v4.b32``), reverses the ``V`` words in
-registers (pairwise, as ``tl.flip`` does; register renaming in the PTX: no arithmetic on the data,
-no shuffle, no shared memory) and, for 2-byte elements
-viewed as 32-bit words, swaps each word's halves with two shifts. One load and one store instruction
-per 16 bytes, in every dtype.
+registers (pairwise, as ``tl.flip`` does; register renaming in the PTX: no arithmetic on the data, no
+shuffle, no shared memory) and, for 2-byte elements viewed as 32-bit words, swaps each word's halves
+with two shifts. One load and one store instruction per 16 bytes, in every dtype.
 
 Words: 2-byte elements with an even N are 32-bit words (two elements each, swapped after the
 reversal); otherwise the element itself (4-byte dtypes: 32-bit words; 2-byte dtypes with an odd N:
@@ -27,10 +26,10 @@ import triton.language as tl
 
 @triton.jit
 def _reverse_chunks(t, BLOCK_M: tl.constexpr, R: tl.constexpr, V: tl.constexpr, LOGV: tl.constexpr):
-    # t: (BLOCK_M, R, V) integers (floats would round) -> each chunk's V words in reverse order. As tl.flip: the chunk axis is
-    # split into LOGV axes of 2 and every pair (a, b) becomes (b, a), here as (a + b) - a (two's
-    # complement, exact for any bits; tl.flip's xor-sums run a hundred times slower on the Triton interpreter).
-    # In the PTX it is register renaming only (no arithmetic on the data, no shared memory).
+    # t: (BLOCK_M, R, V) integers (floats would round) -> each chunk's V words in reverse order. As in
+    # tl.flip, the chunk axis is split into LOGV axes of 2 and every pair (a, b) becomes (b, a), here as
+    # (a + b) - a (two's complement: exact for any bits; tl.flip's xor-sums run a hundred times slower on
+    # the Triton interpreter). In the PTX it is register renaming only (no arithmetic on the data).
     y = tl.reshape(t, [BLOCK_M, R] + [2] * LOGV)
     for i in tl.static_range(LOGV):
         y = (tl.sum(y, 2 + i, keep_dims=True) - y).to(t.dtype)
@@ -62,7 +61,7 @@ def _flip_chunks_kernel(X, Y, M, NW, NB, BLOCK_M: tl.constexpr, BLOCK_N: tl.cons
         t = tl.load(X + base + s, mask=(V * j < NW) & (rows < M), eviction_policy=EVICT)
     else:
         t = tl.load(X + base + s, mask=(s >= 0) & (rows < M), eviction_policy=EVICT)
-    t = _reverse_chunks(t, BLOCK_M, BLOCK_N // V, V, LOGV)  # output word V*j + kk <- s[V - 1 - kk] = NW - 1 - (V*j + kk)
+    t = _reverse_chunks(t, BLOCK_M, BLOCK_N // V, V, LOGV)  # word V*j + kk <- s[V-1-kk] = NW-1-(V*j + kk)
     if SWAP:  # uint32 word = two 2-byte elements: swap them
         t = (t << 16) | (t >> 16)
     if MODE == 0:
@@ -78,8 +77,7 @@ _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 class ModelNew(torch.nn.Module):
     """forward: x (M, N), any dtype of 1, 2, 4 or 8 bytes -> torch.flip(x, dims=[1]), same dtype,
     bit-exact. Tiles of ``BLOCK_M`` rows x ``BLOCK_N`` words (powers of two; 1 row in the ladder);
-    ``EVICT`` the loads' eviction
-    policy ("" for none)."""
+    ``EVICT`` is the loads' eviction policy ("" for none)."""
 
     def __init__(self, BLOCK_M=1, BLOCK_N=1024, num_warps=4, EVICT="evict_last"):
         super().__init__()
