@@ -180,13 +180,14 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
         generated = [("inductor", "inductor")] if any(o["role"] == "inductor" for o in obs) else []
         groups = [(c.version, "candidate") for c in result.spec.candidates] + generated + \
                  [(e, "external") for e in external] + [(b, "baseline") for b in result.spec.baselines]
-        best = {v: _fastest([o for o in obs if o["version"] == v and o["role"] == role]) for v, role in groups}
-        v0 = best.get(result.spec.candidates[0].version)
-        eager, comp = best.get("eager"), best.get("compile")
+        # keyed by (version, role): an external file named v0.py or eager.py is not the ladder's v0 or the baseline
+        best = {(v, role): _fastest([o for o in obs if o["version"] == v and o["role"] == role]) for v, role in groups}
+        v0 = best.get((result.spec.candidates[0].version, "candidate"))
+        eager, comp = best.get(("eager", "baseline")), best.get(("compile", "baseline"))
         traj = next((t for t in result.trajectories if t["dtype"] == dtype and t.get("source", "ladder") == "ladder"), None)
         made = next((t for t in result.trajectories if t["dtype"] == dtype and t.get("source") == "inductor"), None)
         for v, role in groups:
-            o = best[v]
+            o = best[(v, role)]
             n = sum(1 for x in obs if x["version"] == v and x["role"] == role)
             n_ok = sum(1 for x in obs if x["version"] == v and x["role"] == role and x["verdict"] == "accepted")
             ms = o["median_ms"] if o else None
@@ -197,7 +198,9 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 rows.append({"dtype": dtype, "version": v, "name": v, "configs_ok": "0/1", "config": "",
                              "median_ms": None, "gbps": None, "pct_copy": None, "tflops": None, "pct_mm": None,
                              "regs": None, "spills": None, "vs_v0": None, "vs_eager": None,
-                             "vs_compile": None, "trajectory": "rejected: " + bad["reason"].splitlines()[0][:60]})
+                             "vs_compile": None,
+                             "trajectory": "rejected: " + ((bad.get("reason") or "").strip() or "no reason recorded"
+                                                           ).splitlines()[0][:60]})
                 continue
             rows.append({
                 "dtype": dtype, "version": v, "name": o["name"] if o else "", "configs_ok": f"{n_ok}/{n}",

@@ -175,7 +175,10 @@ PERMISSION_MARKERS = ("ERR_NVGPUCTRPERM", "permission to access NVIDIA GPU Perfo
 
 
 def refusal(output: str) -> Optional[str]:
-    """Why ncu could not profile at all on this machine (a recorded reason, not a failure), or None."""
+    """Why ncu could not profile at all on this machine (a recorded reason, not a failure), or None.
+    Read from ncu's own ``==ERROR==`` lines only, and only when ncu wrote no report (the caller):
+    the profiled program shares ncu's output, so it could print the same words."""
+    output = "\n".join(x for x in output.splitlines() if x.lstrip().startswith("==ERROR=="))
     if any(m in output for m in PERMISSION_MARKERS):
         return ("ncu is not permitted to read the GPU's performance counters (ERR_NVGPUCTRPERM): "
                 "profiling needs root or the driver's NVreg_RestrictProfilingToAdminUsers=0")
@@ -264,11 +267,11 @@ def _run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, 
         except OSError as e:
             return [{"profile": f"skipped: ncu could not be started ({e})"}] * count
         output = out.stdout + "\n" + out.stderr
+        if out.returncode == 0 and os.path.isfile(report + ".ncu-rep"):
+            break  # a report first: the profiled program's own output may contain any text (red team s35 C)
         why = refusal(output)
         if why:
             return [{"profile": f"skipped: {why}"}] * count
-        if out.returncode == 0 and os.path.isfile(report + ".ncu-rep"):
-            break
         bad = unknown_metrics(output, metrics)
         if bad and len(tried) < 3:
             metrics = [m for m in metrics if m not in bad]

@@ -120,6 +120,17 @@ def test_counters_not_permitted_is_a_recorded_reason(tmp_path, monkeypatch):
                               "NVreg_RestrictProfilingToAdminUsers=0"}
 
 
+def test_a_profiled_program_printing_the_refusal_words_does_not_skip_a_profile_ncu_wrote(tmp_path, monkeypatch):
+    """Red team s35 C: a spec version printed ncu's ERR_NVGPUCTRPERM line from inside the profiled
+    driver and turned its whole batch (and every later dtype) into "skipped: not permitted". A report
+    ncu wrote is read first; plain program text is never a refusal."""
+    _, work = _fake(tmp_path, monkeypatch, "forged")
+    out = profiling.run_ncu(str(tmp_path / "req.pkl"), str(NCU / "fake_ncu.py"), list(profiling.METRICS), 60, work)
+    assert out["profile"] == "ncu" and out["ncu_dram_pct"] == 91.83
+    assert profiling.refusal("ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU") is None
+    assert profiling.refusal("==ERROR== ERR_NVGPUCTRPERM - The user does not have").startswith("ncu is not permitted")
+
+
 def test_the_profile_job_without_ncu_records_why(tmp_path):
     from kernelsynth import jobs
     from kernelsynth.stages.exploration import Exploration
@@ -386,7 +397,7 @@ def test_a_batch_report_is_split_at_the_markers_and_a_shifted_one_is_refused(tmp
         profiling.split_calls(shifted, 3)
 
 
-@pytest.mark.parametrize("mode,budget", [("ok", 600.0), ("perm", 600.0), ("ok", 0.0)])
+@pytest.mark.parametrize("mode,budget", [("ok", 600.0), ("perm", 600.0), ("ok", 0.0), ("forged", 600.0)])
 def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found(tmp_path, mode, budget):
     """On a GPU target (here with the stand-in ncu, in a real worker and its sandbox): each
     version's fastest config gets the ncu columns, from one ncu run for the dtype (a batch split
@@ -414,7 +425,7 @@ def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found
     assert len(targets) == 3 and len(rows) == 6
     status = {r["key"]: r["profile"] for r in got}
     assert all(status[k] is None for k in status if k not in targets)
-    expected = {"ok": "ncu", "perm": "skipped: ncu is not permitted to read the GPU's performance counters "
+    expected = {"ok": "ncu", "forged": "ncu", "perm": "skipped: ncu is not permitted to read the GPU's performance counters "
                 "(ERR_NVGPUCTRPERM): profiling needs root or the driver's NVreg_RestrictProfilingToAdminUsers=0"}[mode]
     if budget == 0:
         expected = "skipped: the profile budget (exploration.profile_budget_s=0) was spent"
@@ -426,6 +437,30 @@ def test_the_step_runs_ncu_in_a_worker_for_each_target_and_records_what_it_found
         assert (on_disk[k]["profile_s"] is not None) == (budget > 0)
     if budget > 0:  # one run for the three: its time shared among them
         assert len({on_disk[k]["profile_s"] for k in targets}) == 1
+
+
+def test_a_refusal_in_one_dtype_is_not_carried_to_the_next(tmp_path):
+    """Red team s35 C: a refusal was copied to every later target of the run, so one version that
+    made its dtype's ncu run fail with ncu's refusal words blanked the profiles of every dtype. Each
+    dtype's ncu run now finds its own (a real refusal costs one short ncu run per dtype)."""
+    from kernelsynth.sandbox import Sandbox
+    from kernelsynth.stages.exploration import Exploration
+
+    spec = load_spec(FLIP2D / "spec.yaml")
+    stage = Exploration(ncu=str(NCU / "fake_ncu.py"), profile_budget_s=600.0)
+    planned = [j for j in stage.plan(spec, _h200(), cache_dir=tmp_path / "cache") if j.row["role"] == "candidate"]
+    jobs = [next(x for x in planned if x.row["version"] == v and x.row["dtype"] == d)
+            for d in ("float32", "bfloat16") for v in ("v0", "v1")]
+    rows = [dict(_row(j.key, j.row["version"], 1.0 + i / 10, config=j.row["config"], spec=spec.sha256),
+                 dtype=j.row["dtype"]) for i, j in enumerate(jobs)]
+    store = _store_with(tmp_path, rows)
+    log = tmp_path / "ncu_calls.log"
+    env = {"FAKE_NCU_MODE": "forged-fail", "TRITON_CACHE_DIR": str(tmp_path / "triton"), "FAKE_NCU_LOG": str(log)}
+    got = stage._profile(spec, _h200(), store, store.read(), jobs, env,
+                         Sandbox(settings={"mode": "off"}, gpu=False))  # off: the stand-in ncu writes its log
+    assert {r["dtype"] for r in got if r["profile"]} == {"float32", "bfloat16"}
+    assert all(r["profile"].startswith("skipped: ncu is not permitted") for r in got if r["profile"])
+    assert len(log.read_text().splitlines()) == 2  # one ncu run per dtype, none copied
 
 
 def test_the_card_embeds_the_charts_of_every_trajectory(tmp_path):

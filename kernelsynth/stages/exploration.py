@@ -404,8 +404,9 @@ class Exploration:
                     results[o["key"]] = out
                     log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
                              profiling.claim(dict(o, **out)) or out.get("profile"))
-                if any(str(out.get("profile", "")).startswith("skipped") for out in outs):
-                    # ncu missing or refused: the same for every target of this run
+                if any(str(out.get("profile", "")).startswith("skipped: ncu could not be started") for out in outs):
+                    # ncu missing: the same for every target of this run. A refusal is not carried over: the
+                    # profiled programs share ncu's output, so each dtype's run finds its own (red team s35 C)
                     why = next(out for out in outs if str(out.get("profile", "")).startswith("skipped"))
                     for rest in todo[todo.index(group[-1]) + 1:]:
                         results[rest["key"]] = dict(why)
