@@ -58,11 +58,15 @@ def _label(o: Dict[str, Any]) -> str:
     return f"{o['task']} {what}, {o['dtype']}, config {o['config']}"
 
 
-def eligible(o: Dict[str, Any], spec_sha256: Optional[str]) -> bool:
+def eligible(o: Dict[str, Any], spec_sha256: Optional[str], fingerprint: Optional[str] = None) -> bool:
     """Whether an observation may raise a ceiling: verified, timed, a spec version or a baseline
-    (never ``external``), of the spec in question (``spec_sha256``; None: any)."""
+    (never ``external``), of the spec in question (``spec_sha256``; None: any), measured on the
+    hardware in question (``fingerprint``, the observation's ``hw_fingerprint``; None: any). A
+    merge can group runs of another device under one target (red team s35 D: a faster GPU's
+    observation raised a slower one's copy ceiling)."""
     return (o.get("role") in ("candidate", "baseline") and o.get("verdict") == "accepted"
-            and o.get("median_ms") is not None and (spec_sha256 is None or o.get("spec_sha256") == spec_sha256))
+            and o.get("median_ms") is not None and (spec_sha256 is None or o.get("spec_sha256") == spec_sha256)
+            and (fingerprint is None or not o.get("hw_fingerprint") or o.get("hw_fingerprint") == fingerprint))
 
 
 def correct(hw, observations: List[Dict[str, Any]], spec_sha256: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -80,7 +84,7 @@ def correct(hw, observations: List[Dict[str, Any]], spec_sha256: Optional[str] =
         setattr(hw, field, measured)
         if measured is None:
             continue
-        above = [o for o in observations if eligible(o, spec_sha256) and o.get(column)]
+        above = [o for o in observations if eligible(o, spec_sha256, getattr(hw, "fingerprint", None)) and o.get(column)]
         top = max(above, key=lambda o: (o[column], o["key"]), default=None)
         if top is not None and top[column] > measured * (1 + RAISE_MARGIN):
             setattr(hw, field, top[column])

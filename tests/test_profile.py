@@ -199,6 +199,17 @@ def test_a_verified_baseline_above_the_copy_ceiling_raises_it_and_says_which():
     assert again == fixes and rows[1]["pct_of_copy_ceiling"] == pytest.approx(100.0)
 
 
+def test_an_observation_of_another_device_raises_no_ceiling():
+    """Red team s35 D: a merge groups runs by (task, target); an observation measured on another
+    fingerprint (a faster GPU under the same target) raised this device's copy ceiling."""
+    hw = _h200()
+    fast = dict(_row("other", "v2", 4 * 2**30 / 6000e6), hw_fingerprint="another-device")
+    mine = dict(_row("mine", "v2", 4 * 2**30 / 4300e6), hw_fingerprint=hw.fingerprint)
+    fixes = ceilings.correct(hw, [fast, mine], "S")
+    assert [c["observation"] for c in fixes] == ["mine"] and hw.copy_gbps == pytest.approx(mine["achieved_gbps"])
+    assert ceilings.correct(hw, [fast], "S") == [] and hw.copy_gbps == 4247.0
+
+
 def test_within_one_percent_external_and_rejected_observations_raise_nothing():
     hw = _h200()
     near = 4 * 2**30 / (4247e9 * 1.009) * 1e3  # 0.9% above
