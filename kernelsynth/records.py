@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -20,6 +22,8 @@ from . import __version__, backends
 from .hardware import Hardware
 from .profiling import claim, short_claim
 from .spec import TaskSpec
+
+log = logging.getLogger(__name__)
 
 #: Config keys that describe this machine, not the case; left out of provenance.
 LOCAL_KEYS = ("cache_dir", "verbose")
@@ -220,12 +224,36 @@ TOOLS = [{"type": "function", "function": {
         "code": {"type": "string", "description": "the kernel source (a ModelNew module, or CUDA C++)"}}}}}]
 
 
+#: A sentence of a rationale that cites an earlier measurement: a session, a card, a profiler's
+#: reading, a latency, a rate or a share of a measured ceiling. Design arithmetic ("8x the
+#: transactions", "60% of v0's traffic") does not match. Such text belongs in the spec's ``notes``.
+EARLIER_MEASUREMENT = re.compile(
+    r"\bsession \d+|\b[AH]100\b|\bH200\b|\bncu\b|\d\s*ms\b|GB/s|TFLOP/s|\bmeasured\b|\breached\b|"
+    r"\d\s*%\s+of\s+(?:the\s+)?(?:copy|matmul|torch copy_)|\bof the (?:copy|matmul) ceiling\b", re.I)
+
+_warned: set = set()
+
+
+def earlier_measurements(text: str) -> List[str]:
+    """The sentences of ``text`` that cite an earlier measurement (:data:`EARLIER_MEASUREMENT`)."""
+    return [x for x in re.split(r"(?<=[.;])\s+", text.strip()) if EARLIER_MEASUREMENT.search(x)]
+
+
 def split_expectation(rationale: str) -> tuple[str, Optional[str]]:
     """A spec rationale as (what the version does, the author's expectation or None): the
     expectation is the text from ``Expected:`` on. Records label it and follow it with the
-    measured value, or leave it out when nothing was measured."""
+    measured value, or leave it out when nothing was measured. Sentences of the first part that
+    cite an earlier measurement (:func:`earlier_measurements`) are left out, with a warning once:
+    a record says only what its own run measured (the spec's ``notes`` keep them)."""
     head, sep, tail = rationale.partition("Expected:")
-    return head.strip(), (tail.strip() or None) if sep else None
+    head = head.strip()
+    for x in earlier_measurements(head):
+        head = head.replace(x, "").strip()
+        if x not in _warned:
+            _warned.add(x)
+            log.warning("a rationale sentence cites an earlier measurement and is left out of the records "
+                        "(move it to the candidate's notes): %s", x[:200])
+    return re.sub(r"\s{2,}", " ", head), (tail.strip() or None) if sep else None
 
 
 def _measured(o: Dict[str, Any], v0_ms: Optional[float]) -> str:

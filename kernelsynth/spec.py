@@ -57,6 +57,9 @@ class CandidateSpec:
     launch: Optional[Dict[str, Any]] = None
     #: the ladder's first rung may be eager PyTorch itself (it calls the reference's operators)
     allow_reference_ops: bool = False
+    #: the author's notes: earlier measurements and sources behind the rationale; never embedded
+    #: in records, which say only what their own run measured (references/SYNTHESIS.md)
+    notes: str = ""
 
     def configs(self, override: Optional[Dict[str, List[Any]]] = None) -> List[Dict[str, Any]]:
         """Cartesian product of the tunables, in a stable order (empty tunables: one ``{}``).
@@ -521,7 +524,7 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
     for i, cd in enumerate(cands):
         fld = f"candidates[{i}]"
         c.keys(cd, fld, required=("version", "name", "file", "technique", "rationale"),
-               optional=("backend", "tunables", "launch", "allow_reference_ops"))
+               optional=("backend", "tunables", "launch", "allow_reference_ops", "notes"))
         own_tun = cd.get("tunables") or {}
         if not isinstance(own_tun, dict):
             c.fail(f"{fld}.tunables", "a mapping name -> list of values", own_tun)
@@ -560,9 +563,12 @@ def load_spec(path: Path | str, tunables: Optional[Dict[str, Any]] = None,
                                     f"values of the type {fld} ({version}) declares for it "
                                     f"({' or '.join(sorted(t.__name__ for t in kinds))}: {tun[k]})", odd[0])
                 tun[k] = list(v)
+        notes = cd.get("notes", "")
+        if not isinstance(notes, str):
+            c.fail(f"{fld}.notes", "a string (the author's notes, never in records)", notes)
         candidates.append(CandidateSpec(version, c.string(cd, fld, "name"), f, backend,
                                         c.string(cd, fld, "technique"), c.string(cd, fld, "rationale"), tun,
-                                        launch, allow_ref))
+                                        launch, allow_ref, notes))
     for k in pinned:
         if not any(k in cd.tunables for cd in candidates):
             known = sorted({t for cd in candidates for t in cd.tunables})

@@ -4,10 +4,23 @@ B: an external candidate named like a ladder version or a baseline (``v0.py``, `
 ``compile.py``) was keyed by version only in the console summary: it replaced the ladder's v0 row
 (every "x v0" ratio became the external's), and an accepted external ``eager`` was overwritten by the
 empty baseline group, whose rejected-row branch then crashed on an empty reason (IndexError).
+
+A: spec rationales carried earlier measurements ("On the H200, torch.compile's flip runs at about
+101% of torch copy_", "v1 (26% of the copy ceiling in bfloat16, session 9)", "ncu on v4 shows ...")
+into every record, CPU drafts included, as if this run had observed them. They now live in each
+candidate's ``notes`` (never in records), and any such sentence left in a rationale is dropped.
 """
+import logging
+from pathlib import Path
+
+import pytest
 from types import SimpleNamespace
 
 from kernelsynth.engine import summary_rows
+from kernelsynth.records import earlier_measurements, split_expectation
+from kernelsynth.spec import SpecError, load_spec
+
+SPECS = Path(__file__).resolve().parents[1] / "specs"
 
 
 def _obs(version, role, ms, verdict="accepted", reason=""):
@@ -42,3 +55,38 @@ def test_an_accepted_external_named_eager_on_the_cpu_does_not_crash_the_summary(
     rows = summary_rows(_result(obs))
     ext = [r for r in rows if r["version"] == "eager"]
     assert len(ext) == 1 and ext[0]["trajectory"] == "external" and ext[0]["configs_ok"] == "1/1"
+
+
+@pytest.mark.parametrize("spec", sorted(p.parent.name for p in SPECS.glob("*/spec.yaml")))
+def test_no_spec_rationale_cites_an_earlier_measurement(spec):
+    for c in load_spec(SPECS / spec / "spec.yaml").candidates:
+        head = c.rationale.partition("Expected:")[0]
+        assert earlier_measurements(head) == [], (c.version, earlier_measurements(head))
+
+
+def test_a_rationale_sentence_citing_an_earlier_measurement_is_left_out_with_a_warning(caplog):
+    rationale = ("On the H200, torch.compile's flip runs at about 101% of torch copy_ in float32. v4 keeps int32 "
+                 "offsets and loads 8x fewer words. v1 (26% of the copy ceiling, session 9) reads x once; ncu on v3 "
+                 "shows DRAM 87% busy. Expected: near the copy ceiling.")
+    with caplog.at_level(logging.WARNING, logger="kernelsynth.records"):
+        what, expected = split_expectation(rationale)
+    assert what == "v4 keeps int32 offsets and loads 8x fewer words."
+    assert expected == "near the copy ceiling."
+    assert "left out of the records" in caplog.text
+    # design arithmetic stays: "8x the transactions", "60% of v0's traffic"
+    keep = "Every element is its own sector: 8x the transactions of a coalesced read, 60% of v0's traffic."
+    assert split_expectation(keep) == (keep, None)
+
+
+def test_notes_must_be_a_string(tmp_path):
+    import shutil
+
+    import yaml
+
+    shutil.copytree(SPECS / "flip2d", tmp_path / "flip2d")
+    path = tmp_path / "flip2d" / "spec.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["candidates"][1]["notes"] = ["a list"]
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(SpecError, match="notes"):
+        load_spec(path)
