@@ -90,3 +90,32 @@ def test_notes_must_be_a_string(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(SpecError, match="notes"):
         load_spec(path)
+
+
+def test_a_misspelt_interpret_tunable_is_an_error(tmp_path):
+    """Red team s35 F: ``interpret: {tunables: {BLOCKN: [64]}}`` was ignored without a word."""
+    import shutil
+
+    import yaml
+
+    shutil.copytree(SPECS / "flip2d", tmp_path / "flip2d")
+    path = tmp_path / "flip2d" / "spec.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["interpret"]["tunables"] = {"BLOCK_M": [32], "BLOCKN": [64]}
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(SpecError, match="interpret.tunables.BLOCKN"):
+        load_spec(path)
+
+
+def test_v5_storing_rows_modulo_32_on_its_whole_chunk_path_fails_the_cpu_plan(monkeypatch):
+    """Red team s35 E: the fault shows only with more than 32 rows on MODE 1; the interpreter's
+    37 x 8 shape (added for it) runs that path past the first row tile, and fails it there."""
+    from test_redteam_s8_holes import _evaluate
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    mutant = Path(__file__).parent / "adversarial" / "redteam_s35" / "flip" / "v5_rows_mod32.py"
+    spec = SPECS / "flip2d" / "spec.yaml"
+    assert load_spec(spec).interpret_shapes[-1] == {"M": 37, "N": 8}
+    assert _evaluate(spec, [mutant], shapes=6)["v5_rows_mod32"][0] == "accepted"  # the plan before
+    verdict, reason, _ = _evaluate(spec, [mutant], shapes=7)["v5_rows_mod32"]
+    assert verdict == "rejected" and "shape 37x8" in reason and "not bit-exact" in reason, reason
