@@ -92,21 +92,6 @@ def test_notes_must_be_a_string(tmp_path):
         load_spec(path)
 
 
-def test_a_misspelt_interpret_tunable_is_an_error(tmp_path):
-    """Red team s35 F: ``interpret: {tunables: {BLOCKN: [64]}}`` was ignored without a word."""
-    import shutil
-
-    import yaml
-
-    shutil.copytree(SPECS / "flip2d", tmp_path / "flip2d")
-    path = tmp_path / "flip2d" / "spec.yaml"
-    doc = yaml.safe_load(path.read_text())
-    doc["interpret"]["tunables"] = {"BLOCK_M": [32], "BLOCKN": [64]}
-    path.write_text(yaml.safe_dump(doc))
-    with pytest.raises(SpecError, match="interpret.tunables.BLOCKN"):
-        load_spec(path)
-
-
 def test_v5_storing_rows_modulo_32_on_its_whole_chunk_path_fails_the_cpu_plan(monkeypatch):
     """Red team s35 E: the fault shows only with more than 32 rows on MODE 1; the interpreter's
     37 x 8 shape (added for it) runs that path past the first row tile, and fails it there."""
