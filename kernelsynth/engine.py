@@ -215,9 +215,16 @@ def summary_rows(result: RunResult) -> List[Dict[str, Any]]:
                 "vs_compile": comp["median_ms"] / ms if ms and comp and comp["median_ms"] else None,
                 "trajectory": ("accepted" if traj and traj["accepted"] else "rejected") if role == "candidate"
                 else ("accepted" if made and made["accepted"] else "rejected") if role == "inductor"  # v0 -> inductor
-                else ("external" if role == "external" else ""),  # screened only: not a trajectory
+                else (_external_label(o) if role == "external" else ""),  # screened only: not a trajectory
             })
     return rows
+
+
+def _external_label(o: Optional[Dict[str, Any]]) -> str:
+    """'external', or what an accepted external candidate fell back to (red team s35 G: one that
+    called the reference's operators read as "1/1 external", like an honest kernel)."""
+    calls = (o or {}).get("reference_ops_used") or (o or {}).get("library_calls")
+    return f"external, calls {calls}: not a kernel" if calls else "external"
 
 
 def profile_summary(observations: List[Dict[str, Any]], spec_sha256: str) -> List[Dict[str, Any]]:

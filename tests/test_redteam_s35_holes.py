@@ -57,6 +57,14 @@ def test_an_accepted_external_named_eager_on_the_cpu_does_not_crash_the_summary(
     assert len(ext) == 1 and ext[0]["trajectory"] == "external" and ext[0]["configs_ok"] == "1/1"
 
 
+def test_an_accepted_external_that_calls_the_reference_says_so_in_the_summary():
+    """Red team s35 G: it read "1/1 external", the same as an honest kernel."""
+    obs = [_obs("v0", "candidate", None), _obs("v1", "candidate", None),
+           dict(_obs("calls_reference", "external", None), reference_ops_used="flip", library_calls="flip")]
+    row = next(r for r in summary_rows(_result(obs)) if r["version"] == "calls_reference")
+    assert row["trajectory"] == "external, calls flip: not a kernel"
+
+
 @pytest.mark.parametrize("spec", sorted(p.parent.name for p in SPECS.glob("*/spec.yaml")))
 def test_no_spec_rationale_cites_an_earlier_measurement(spec):
     for c in load_spec(SPECS / spec / "spec.yaml").candidates:
