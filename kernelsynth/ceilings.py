@@ -17,7 +17,7 @@ both give the same numbers. No torch here.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 #: A ceiling is raised only by an observation more than this fraction above it (run-to-run noise
 #: of the ceiling's own measurement stays inside it).
@@ -66,7 +66,7 @@ def eligible(o: Dict[str, Any], spec_sha256: Optional[str], fingerprint: Optiona
     observation raised a slower one's copy ceiling)."""
     return (o.get("role") in ("candidate", "baseline") and o.get("verdict") == "accepted"
             and o.get("median_ms") is not None and (spec_sha256 is None or o.get("spec_sha256") == spec_sha256)
-            and (fingerprint is None or not o.get("hw_fingerprint") or o.get("hw_fingerprint") == fingerprint))
+            and (fingerprint is None or o.get("hw_fingerprint") == fingerprint))
 
 
 def correct(hw, observations: List[Dict[str, Any]], spec_sha256: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -99,3 +99,13 @@ def correct(hw, observations: List[Dict[str, Any]], spec_sha256: Optional[str] =
     for o in observations:
         derive(o, hw)
     return corrections
+
+
+def same_hardware(rows: List[Dict[str, Any]], fingerprint: str) -> Tuple[List[Dict[str, Any]], int]:
+    """(the rows measured on ``fingerprint``, how many others were set aside). A run directory
+    resumed on another machine, or a merge of jobs of one target on different devices, drivers or
+    libraries, holds rows of several fingerprints; ratios and percentages mix only rows of one
+    (red team s35 D1: a merged record took v0 from one device and v5 from another, 4.81x v0 and
+    106% of the copy ceiling). The set-aside rows stay on disk."""
+    mine = [r for r in rows if r.get("hw_fingerprint") == fingerprint]
+    return mine, len(rows) - len(mine)

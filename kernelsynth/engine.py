@@ -273,6 +273,7 @@ def summary_table(result: RunResult):
     are left out (the interpreter has no timings) and long cells wrap, never cut (a cut config
     cannot be reproduced)."""
     from rich.table import Table
+    from rich.text import Text
 
     f = lambda x, s: "-" if x is None else format(x, s)  # noqa: E731
     cols = [("dtype", lambda r: r["dtype"]), ("ver", lambda r: r["version"]),
@@ -293,8 +294,8 @@ def summary_table(result: RunResult):
     for i in keep:
         name = cols[i][0]
         table.add_column(name, overflow="fold", min_width={"best config": 12, "trajectory": 8}.get(name))
-    for c in cells:
-        table.add_row(*[c[i] for i in keep])
+    for c in cells:  # Text, not markup: names and reasons come from candidate files (red team s35 B1)
+        table.add_row(*[Text(str(c[i])) for i in keep])
     return table
 
 
@@ -303,22 +304,23 @@ def print_summary(result: RunResult, console=None) -> None:
     import shutil
 
     from rich.console import Console
+    from rich.markup import escape
 
     console = console or Console(width=min(SUMMARY_WIDTH, shutil.get_terminal_size((SUMMARY_WIDTH, 24)).columns))
     console.print(summary_table(result))
     for line in hardware.ceiling_lines(result.hardware) if not result.hardware.interpret else []:
-        console.print(line, soft_wrap=True)
+        console.print(escape(line), soft_wrap=True)
     table = profile_table(result)
     if table is not None:
         console.print(table)
     other = sorted({p["profile"] for p in profile_summary(result.observations, result.spec.sha256)
                     if p["profile"] != "ncu"})
     for why in other:
-        console.print(f"profile: {why}", soft_wrap=True)
+        console.print(f"profile: {escape(why)}", soft_wrap=True)  # may quote the profiled program's output
     n_rec = result.n_records
     if n_rec:
-        console.print(f"{n_rec} record(s) in {result.dataset_dir}  "
-                      f"(datasets.load_dataset('{result.dataset_dir}', '{result.spec.name}'))", soft_wrap=True)
+        console.print(escape(f"{n_rec} record(s) in {result.dataset_dir}  "
+                             f"(datasets.load_dataset('{result.dataset_dir}', '{result.spec.name}'))"), soft_wrap=True)
     for t in result.trajectories:
         if not t["accepted"]:
             # name the trajectory's source: an imported task's ladder (v0 alone) is always rejected, while its
@@ -327,5 +329,5 @@ def print_summary(result: RunResult, console=None) -> None:
                           if o["accepted"] and o["dtype"] == t["dtype"])
             also = f" (accepted for {t['dtype']}: the {', '.join(kept)} trajectory)" if kept else ""
             console.print(f"[yellow]rejected[/yellow] {t['dtype']} {t.get('source', 'ladder')} trajectory{also}: "
-                          + "; ".join(t["reasons"]))
+                          + escape("; ".join(t["reasons"])))
     console.print(f"end-to-end wall time: {result.wall_s:.1f} s")

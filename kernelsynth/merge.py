@@ -124,7 +124,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
     Observation files that fail their integrity check are left out (``integrity_events``)."""
     from hydra.utils import instantiate
 
-    from .ceilings import correct as correct_ceilings
+    from .ceilings import correct as correct_ceilings, same_hardware
     from .profiling import mark_unattempted, unattempted
     from .engine import load_task
     from .hardware import Hardware
@@ -169,7 +169,8 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
             raise UserError(f"{d}: task {spec.name} ran with another version of its spec than {g['jobs'][0]}")
         if hw.fingerprint != g["hw"].fingerprint:
             log.warning("%s: hw=%s on another device/driver/library fingerprint than %s; its observations are "
-                        "kept under their own keys", d, hw.target, g["jobs"][0])
+                        "left out of this target's merged records (merge its jobs on their own)", d, hw.target,
+                        g["jobs"][0])
         g["jobs"].append(d)
         g.setdefault("generated", {}).update(inductor.load_all(d))  # the inductor source's files
         rows, events = verified_rows(d)  # only files whose tag checks under this job's key
@@ -187,7 +188,11 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         run_config = OmegaConf.to_container(cfg, resolve=True)
         selection = instantiate(cfg.selection)
         synthesis: Synthesis = instantiate(cfg.synthesis)
-        obs = sorted(g["obs"].values(), key=lambda r: (r["dtype"], r["role"], r["version"], r["config"], r["key"]))
+        # one device per target's records: ratios and ceilings never mix fingerprints (red team s35 D1)
+        mine, foreign = same_hardware(list(g["obs"].values()), g["hw"].fingerprint)
+        if foreign:
+            result.ceiling_lines.append(f"{task} / {target}: {foreign} observation(s) of another fingerprint left out")
+        obs = sorted(mine, key=lambda r: (r["dtype"], r["role"], r["version"], r["config"], r["key"]))
         # the ceilings in effect from the merged observations: a verified one above a measured
         # ceiling raises it, as in a single run (kernelsynth/ceilings.py)
         for c in correct_ceilings(g["hw"], obs, g["spec"].sha256):

@@ -171,6 +171,9 @@ def summarise(kernels: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 #: What ncu prints when the driver does not let this user read the performance counters.
+#: What ncu prints when the profiled range launched no kernel; it then leaves the report path alone.
+NO_KERNELS = "No kernels were profiled"
+
 PERMISSION_MARKERS = ("ERR_NVGPUCTRPERM", "permission to access NVIDIA GPU Performance Counters")
 
 
@@ -259,6 +262,8 @@ def _run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, 
         left = deadline - time.monotonic()
         if left <= 5:
             return [{"profile": f"failed: ncu did not finish within {timeout_s:.0f} s"}] * count
+        if os.path.exists(report + ".ncu-rep"):  # only a report this ncu run writes is read
+            os.remove(report + ".ncu-rep")
         try:
             out = subprocess.run(ncu_command(ncu, metrics, report, program), capture_output=True, text=True,
                                  timeout=left, env=env, cwd=workdir)
@@ -267,6 +272,8 @@ def _run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, 
         except OSError as e:
             return [{"profile": f"skipped: ncu could not be started ({e})"}] * count
         output = out.stdout + "\n" + out.stderr
+        if NO_KERNELS in output:  # the file, if any, is not ncu's: a profiled program planted it (red team s35 C2)
+            return [{"profile": "failed: ncu profiled no kernel (" + NO_KERNELS + ")"}] * count
         if out.returncode == 0 and os.path.isfile(report + ".ncu-rep"):
             break  # a report first: the profiled program's own output may contain any text (red team s35 C)
         why = refusal(output)

@@ -228,15 +228,18 @@ TOOLS = [{"type": "function", "function": {
 #: reading, a latency, a rate or a share of a measured ceiling. Design arithmetic ("8x the
 #: transactions", "60% of v0's traffic") does not match. Such text belongs in the spec's ``notes``.
 EARLIER_MEASUREMENT = re.compile(
-    r"\bsession \d+|\b[AH]100\b|\bH200\b|\bncu\b|\d\s*ms\b|GB/s|TFLOP/s|\bmeasured\b|\breached\b|"
-    r"\d\s*%\s+of\s+(?:the\s+)?(?:copy|matmul|torch copy_)|\bof the (?:copy|matmul) ceiling\b", re.I)
+    r"\bsession \d+|\bin run \d+|(?-i:\b(?:[ABHL]\d{2,3}S?|GH200|GB200|RTX ?\d{4})\b)|\bncu\b|Nsight|"
+    r"\d\s*(?:ms|msec|us|µs)\b|(?:milli|micro)seconds?|[GT]i?B/s|TFLOP/?S|\bmeasured\b|\breached \d|"
+    r"benchmarked|\d\s*(?:%|percent)\s+of\s+(?:the\s+)?(?:peak|copy|matmul|torch copy_|memory bandwidth)|"
+    r"\bof the (?:copy|matmul) ceiling\b|\d(?:\.\d+)?\s*x (?:faster|slower|eager|torch\.compile|v0)\b|"
+    r"\d\s*%\s+(?:slower|faster)", re.I)
 
 _warned: set = set()
 
 
 def earlier_measurements(text: str) -> List[str]:
     """The sentences of ``text`` that cite an earlier measurement (:data:`EARLIER_MEASUREMENT`)."""
-    return [x for x in re.split(r"(?<=[.;])\s+", text.strip()) if EARLIER_MEASUREMENT.search(x)]
+    return [x for x in re.split(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.;])\s+", text.strip()) if EARLIER_MEASUREMENT.search(x)]
 
 
 def split_expectation(rationale: str) -> tuple[str, Optional[str]]:

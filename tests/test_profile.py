@@ -37,6 +37,7 @@ def _row(key, version, ms, role="candidate", verdict="accepted", dtype="float32"
          nbytes=4 * 2**30, flops=None, spec="S"):
     row = {name: None for name in OBSERVATION_SCHEMA.names}
     row.update(key=key, task="flip2d", spec_sha256=spec, role=role, version=version, name=f"n{version}",
+               hw_fingerprint=_h200().fingerprint,  # measured on _h200: only such rows raise its ceilings
                backend="triton", config=config, dtype=dtype, verdict=verdict, median_ms=ms, bytes=nbytes,
                flops=flops, interpret=False, fault="ok", reason="", trials=5)
     return row
@@ -131,6 +132,18 @@ def test_a_profiled_program_printing_the_refusal_words_does_not_skip_a_profile_n
     assert profiling.refusal("==ERROR== ERR_NVGPUCTRPERM - The user does not have").startswith("ncu is not permitted")
 
 
+def test_a_report_the_profiled_program_planted_is_not_read(tmp_path, monkeypatch):
+    """Red team s35 C2 (real ncu on an H100): a program that copied a genuine report to the report
+    path and launched nothing got that report read as its profile (ncu left the file alone and
+    exited 0). A report left from before is removed first, and "No kernels were profiled" fails."""
+    log, work = _fake(tmp_path, monkeypatch, "planted")
+    stale = os.path.join(work, "profile.ncu-rep")
+    Path(stale).write_bytes(b"an earlier report")
+    out = profiling.run_ncu(str(tmp_path / "req.pkl"), str(NCU / "fake_ncu.py"), list(profiling.METRICS), 60, work)
+    assert out == {"profile": "failed: ncu profiled no kernel (No kernels were profiled)"}
+    assert len(log.read_text().splitlines()) == 1  # no --import of the planted file
+
+
 def test_the_profile_job_without_ncu_records_why(tmp_path):
     from kernelsynth import jobs
     from kernelsynth.stages.exploration import Exploration
@@ -208,6 +221,9 @@ def test_an_observation_of_another_device_raises_no_ceiling():
     fixes = ceilings.correct(hw, [fast, mine], "S")
     assert [c["observation"] for c in fixes] == ["mine"] and hw.copy_gbps == pytest.approx(mine["achieved_gbps"])
     assert ceilings.correct(hw, [fast], "S") == [] and hw.copy_gbps == 4247.0
+    unknown = dict(fast, hw_fingerprint=None)  # red team s35 D2: a row without a fingerprint raised it too
+    assert ceilings.correct(hw, [unknown], "S") == [] and hw.copy_gbps == 4247.0
+    assert ceilings.same_hardware([fast, mine, unknown], hw.fingerprint) == ([mine], 2)
 
 
 def test_within_one_percent_external_and_rejected_observations_raise_nothing():

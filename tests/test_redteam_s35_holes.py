@@ -11,6 +11,7 @@ into every record, CPU drafts included, as if this run had observed them. They n
 candidate's ``notes`` (never in records), and any such sentence left in a rationale is dropped.
 """
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,8 @@ def test_an_accepted_external_that_calls_the_reference_says_so_in_the_summary():
 @pytest.mark.parametrize("spec", sorted(p.parent.name for p in SPECS.glob("*/spec.yaml")))
 def test_no_spec_rationale_cites_an_earlier_measurement(spec):
     for c in load_spec(SPECS / spec / "spec.yaml").candidates:
-        head = c.rationale.partition("Expected:")[0]
-        assert earlier_measurements(head) == [], (c.version, earlier_measurements(head))
+        for text in (c.rationale.partition("Expected:")[0], c.technique):
+            assert earlier_measurements(text) == [], (c.version, earlier_measurements(text))
 
 
 def test_a_rationale_sentence_citing_an_earlier_measurement_is_left_out_with_a_warning(caplog):
@@ -81,6 +82,15 @@ def test_a_rationale_sentence_citing_an_earlier_measurement_is_left_out_with_a_w
     assert what == "v4 keeps int32 offsets and loads 8x fewer words."
     assert expected == "near the copy ceiling."
     assert "left out of the records" in caplog.text
+    # red team s35b A2: phrasings the first pattern missed
+    for claim in ("It took 2.3 milliseconds.", "0.41 msec per call.", "About 410 us.", "On Hopper it ran 1.4x faster "
+                  "than eager.", "It moved 90 percent of peak bandwidth.", "3 TB/s on a GH200.", "An RTX 4090 ran it.",
+                  "Nsight Compute showed 92% DRAM.", "In run 12 it won.", "12% slower than torch.compile."):
+        assert earlier_measurements(claim) == [claim], claim
+    # ... and design text it dropped (A4): "reached" as a word, "e.g." inside a sentence
+    for keep in ("Each tile loops until the row end is reached.", "It reads x once (e.g. the L2 holds it) and writes "
+                 "y once.", "One ld.global.v4.b32 per 16 bytes."):
+        assert split_expectation(keep) == (keep, None), keep
     # design arithmetic stays: "8x the transactions", "60% of v0's traffic"
     keep = "Every element is its own sector: 8x the transactions of a coalesced read, 60% of v0's traffic."
     assert split_expectation(keep) == (keep, None)
@@ -112,3 +122,97 @@ def test_v5_storing_rows_modulo_32_on_its_whole_chunk_path_fails_the_cpu_plan(mo
     assert _evaluate(spec, [mutant], shapes=6)["v5_rows_mod32"][0] == "accepted"  # the plan before
     verdict, reason, _ = _evaluate(spec, [mutant], shapes=7)["v5_rows_mod32"]
     assert verdict == "rejected" and "shape 37x8" in reason and "not bit-exact" in reason, reason
+
+
+def test_a_merge_keeps_one_fingerprint_per_target(tmp_path):
+    """Red team s35 D1: two jobs of one target on different drivers (two fingerprints) merged into
+    one record taking v0 from one device and v5 from the other (4.81x v0, 106% of the copy
+    ceiling). The merge now builds each target's records from the first job's fingerprint only."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from dataclasses import fields
+
+    import pyarrow.parquet as pq
+
+    from kernelsynth.ceilings import derive
+    from kernelsynth.hardware import Hardware
+    from kernelsynth.merge import merge
+    from kernelsynth.store import tagged_table
+
+    src = tmp_path / "src"
+    subprocess.run([sys.executable, "-m", "kernelsynth", "task=flip2d", "hw=cpu", "task.dtypes=[float32]",
+                    "task.tunables.BLOCK_N=128", "exploration.trials=1", f"hydra.run.dir={src}"],
+                   check=True, capture_output=True, cwd=tmp_path)
+    names = {f.name for f in fields(Hardware)}
+    times = [("0", "560.35", {"v0": 6.5, "v1": 4.0, "v2": 3.2, "v3": 3.0, "v4": 2.95, "v5": 2.9}),
+             ("1", "570.10", {"v0": 7.0, "v1": 3.6, "v2": 3.0, "v3": 2.6, "v4": 2.5, "v5": 1.35})]
+    prints = []
+    for name, driver, ms in times:  # two timed H100 jobs, one driver each (the helper's /tmp/mkD.py)
+        d = tmp_path / "sweep" / name
+        shutil.copytree(src, d)
+        shutil.rmtree(d / "dataset")
+        (d / "observations.parquet").unlink()
+        info = json.loads((d / "run.json").read_text())
+        h = dict(info["hardware"], target="h100", device_name="NVIDIA H100 80GB HBM3", interpret=False, arch="sm_90",
+                 sm_count=132, driver=driver, copy_gbps=3000.0, copy_gbps_measured=3000.0, matmul_tflops=700.0,
+                 matmul_tflops_measured=700.0, peak_gbps=3350.0)
+        hw = Hardware(**{k: v for k, v in h.items() if k in names})
+        prints.append(hw.fingerprint)
+        info["hardware"] = dict(h, fingerprint=hw.fingerprint)
+        (d / "run.json").write_text(json.dumps(info))
+        key = bytes.fromhex((d / ".observation-key").read_text().strip())
+        for f in (d / "observations").glob("*.parquet"):
+            rows = pq.read_table(f).to_pylist()
+            f.unlink()
+            for r in rows:
+                t = ms.get(r["version"])
+                if t is None:
+                    continue
+                r.update(interpret=False, hw_fingerprint=hw.fingerprint, median_ms=t, p20_ms=t, p80_ms=t,
+                         timing_spread=0.001, bytes=2 * 32768 * 16384 * 4, key=r["key"][:-4] + name * 4,
+                         timing_shape=json.dumps({"M": 32768, "N": 16384}), n_regs=20, n_spills=0, shared_bytes=0)
+                derive(r, hw)
+                pq.write_table(tagged_table(key, f"{r['key']}.parquet", [r]), d / "observations" / f"{r['key']}.parquet")
+    result = merge([tmp_path / "sweep"])
+    assert prints[0] != prints[1]
+    assert any("observation(s) of another fingerprint left out" in x for x in result.ceiling_lines), result.ceiling_lines
+    merged = pq.read_table(result.dataset_dir.parent / "observations.parquet").to_pylist()
+    assert merged and {r["hw_fingerprint"] for r in merged} == {prints[0]}
+
+
+def test_names_and_reasons_with_rich_markup_print_as_text():
+    """Red team s35 B1: an external candidate raising RuntimeError('[/oops] boom') or a jsonl id
+    '[/bold]' made the summary raise rich's MarkupError (the run exited 1, a sweep skipped its merge)."""
+    import io
+
+    from rich.console import Console
+
+    from kernelsynth.engine import print_summary
+
+    obs = [_obs("v0", "candidate", 4.0), _obs("v1", "candidate", 2.0), _obs("eager", "baseline", 3.0),
+           _obs("compile", "baseline", 1.0), _obs("x/[/bold]", "external", None, "rejected", "crashed: [/oops] boom")]
+    result = _result(obs)
+    result.spec.name = "flip2d"
+    result.hardware = SimpleNamespace(device_name="cpu", copy_gbps=None, interpret=True)
+    result.n_records, result.wall_s = 0, 1.0
+    result.trajectories = [{"dtype": "float32", "accepted": False, "reasons": ["v1: [/red] no gain"]}]
+    out = io.StringIO()
+    print_summary(result, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "x/[/bold]" in text and "[/oops] boom" in text and "v1: [/red] no gain" in text
+
+
+#: A performance claim in kernel source, which records embed verbatim (red team s35b A1: flip2d
+#: v4's docstring said "about 101 % of the measured torch copy_ on the H200"). Hardware facts
+#: (an H200's 227 KiB of shared memory per block) and compile notes are not claims of speed.
+CODE_CLAIM = re.compile(r"\bncu\b|\d\s*%\s+(?:slower|faster)|\d(?:\.\d+)?x faster|of the measured|"
+                        r"[Mm]easured on (?:an? |the )?[AH]\d00|GB/s|TFLOP/s")
+
+
+@pytest.mark.parametrize("spec", sorted(p.parent.name for p in SPECS.glob("*/spec.yaml")))
+def test_no_kernel_source_claims_a_speed(spec):
+    for c in load_spec(SPECS / spec / "spec.yaml").candidates:
+        hits = [line.strip() for line in c.file.read_text().splitlines() if CODE_CLAIM.search(line)]
+        assert hits == [], (c.version, hits)

@@ -25,7 +25,7 @@ from .. import __version__, backends
 from .. import gpulock, inductor, profiling
 from ..audit import audit_problem  # no torch at import; a call imports it (CPU tensors only)
 from ..cache import CompileCache
-from ..ceilings import correct as correct_ceilings, derive
+from ..ceilings import correct as correct_ceilings, derive, same_hardware
 from ..config import ExplorationConfig as _D  # the defaults, written once
 from ..contract import (CandidateRef, EvaluateResult, Fault, JobRequest, ProfileRequest, profile_columns, result_columns,
                         timed_fresh)
@@ -288,6 +288,11 @@ class Exploration:
                                 event["file"], event["problem"])
                 if len(store.events) == n_events:
                     break
+            rows, foreign = same_hardware(rows, hw.fingerprint)
+            if foreign:
+                log.warning("%d observation(s) of this run directory were measured on another device, driver or "
+                            "library fingerprint than %s: left out of this run's results (their files are kept)",
+                            foreign, hw.fingerprint)
             retired = dict(pool.retired)
             _warn_unlocked(pool)
         lead = next((d for d in devices if d.index not in retired), None)
@@ -569,6 +574,8 @@ class Exploration:
         counts = {"accepted": 0, "rejected": 0}
         fingerprints = {d.index: d.fingerprint for d in devices or []}
         todo = self._screen(todo, store, counts)
+        from rich.markup import escape  # a job's label names a candidate file: text, not markup (red team s35 B1)
+
         with self.progress_bar(console) as bar:
             task = bar.add_task("", total=len(todo))
             problems: Dict[int, str] = {}
@@ -592,7 +599,7 @@ class Exploration:
                 return bool(problem)
 
             for idx, result in pool.map("evaluate", [j.request for j in todo],
-                                        on_start=lambda i: bar.update(task, description=todo[i].label), recycle=audit):
+                                        on_start=lambda i: bar.update(task, description=escape(todo[i].label)), recycle=audit):
                 job = todo[idx]
                 row = observation_row(job, result, hw)
                 row["device_index"] = result.device  # the parent's record of where it ran

@@ -12,9 +12,8 @@
 // row), 64 + 64 float32 accumulators per thread. A chunk is 32 bytes of input channels (CK = 8
 // float32 / 16 bfloat16); inside it each of the 9 taps is one k-step (k8 TF32 / k16 bfloat16).
 //
-// Why (v7's ncu: warps active 25 %, tensor pipe 20 %, long-scoreboard stalls on its global loads
-// into registers for the staging; v6: A fragments loaded per tap by every thread, wait_group 0 and a
-// barrier per chunk):
+// Why (v7's threads load each chunk from global memory into registers for the staging and wait on those
+// loads; v6: A fragments loaded per tap by every thread, wait_group 0 and a barrier per chunk):
 //   - No thread holds staged data across a memory latency. Per chunk the producer issues one bulk
 //     copy per (channel, input row) of the raw NCHW tile ([channel][staged row][144 elements]: the
 //     tile's BW + 2 VEC columns) and one 288-byte bulk copy per output channel of the raw OIHW weight
@@ -411,9 +410,8 @@ conv_relu_maxpool_wgmma_async(const KS_T* __restrict__ x, const KS_T* __restrict
         };
 #pragma unroll 1
         for (long long j = 0; j <= total; ++j) {
-            // chunk j - 1 is rewritten before chunk j's copies are issued: issuing them first (session 24, on
-            // an H100) was 8-9 % slower -- the producer then waits for a stage to be emptied before it hands
-            // the consumers the chunk they wait for
+            // chunk j - 1 is rewritten before chunk j's copies are issued: issuing them first makes the
+            // producer wait for a stage to be emptied before it hands the consumers the chunk they wait for
             if (j >= 1) transpose_chunk();
             if (j < total) copy_chunk();
         }

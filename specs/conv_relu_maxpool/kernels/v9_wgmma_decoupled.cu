@@ -1,10 +1,8 @@
 // conv_relu_maxpool v9: v8's warp-specialized wgmma pipeline with the producer's chain of waits broken.
 //
-// Measured on an H100 (session 31, bench/v8_experiments.py: v8 BN=128 beside timing-only variants of its
-// producer, at the timing shape): copying the weights only on a stage's first use made v8 1.21x faster
-// in bfloat16 (1.23x float32), copying the pixels only once 1.23x (1.29x), skipping the transposition
-// 1.23x (1.23x), all copies once 1.45x (1.65x), no copies and no transposition 1.86x (2.23x). Each piece
-// of the producer's per-chunk work costs about the same, and their costs add: v8's producer runs them as
+// Timing-only variants of v8's producer (bench/v8_experiments.py; the spec's notes keep their numbers):
+// each piece of the producer's per-chunk work -- the weight copies, the pixel copies, the transposition --
+// costs about the same, and their costs add: v8's producer runs them as
 // one serial chain per chunk -- transpose chunk j - 1 (after its copies land), wait for stage j to be
 // emptied, issue chunk j's copies, and then transpose chunk j, which first waits for those copies -- so
 // every chunk pays the bulk copies' full latency plus the transposition, and the consumers wait on it.
@@ -35,9 +33,8 @@
 // row), 64 + 64 float32 accumulators per thread. A chunk is 32 bytes of input channels (CK = 8
 // float32 / 16 bfloat16); inside it each of the 9 taps is one k-step (k8 TF32 / k16 bfloat16).
 //
-// Why (v7's ncu: warps active 25 %, tensor pipe 20 %, long-scoreboard stalls on its global loads
-// into registers for the staging; v6: A fragments loaded per tap by every thread, wait_group 0 and a
-// barrier per chunk):
+// Why (v7's threads load each chunk from global memory into registers for the staging and wait on those
+// loads; v6: A fragments loaded per tap by every thread, wait_group 0 and a barrier per chunk):
 //   - No thread holds staged data across a memory latency. Per chunk the producer issues one bulk
 //     copy per (channel, input row) of the raw NCHW tile ([channel][staged row][144 elements]: the
 //     tile's BW + 2 VEC columns) and one 288-byte bulk copy per output channel of the raw OIHW weight

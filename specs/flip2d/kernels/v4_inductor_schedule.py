@@ -1,8 +1,7 @@
 """flip2d v4: Inductor's flip schedule -- 32-bit indexes, evict_last loads, small tiles -- over 32-bit words.
 
 torch.compile's flip (TorchInductor's generated Triton, read from its output code for a
-32768 x 16384 CUDA tensor: ``triton_poi_fused_0``) reaches about 101 % of the measured torch
-copy_ on the H200 in float32, where v1-v3 stay near 95 %. Its kernel differs from v3's in:
+32768 x 16384 CUDA tensor: ``triton_poi_fused_0``) differs from v3's kernel in:
 
 - 32-bit index arithmetic: ``xindex`` is int32 whenever the tensor has fewer than 2^31 elements
   (every offset below is then one 32-bit add; v1-v3 widen every row offset to int64);

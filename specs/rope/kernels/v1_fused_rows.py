@@ -7,7 +7,7 @@ the cos/sin rows are re-read by each of the H heads of a position (from L2: 2 * 
 bytes per row against the 2 * D * itemsize of q and out). Half-rows of any length are masked and
 walked in chunks of at most MAX_BLOCK elements (one chunk for every realistic head: D <= 2048): a
 whole half-row of 2^16 elements in one program's registers took Triton more than 170 s to compile
-(rule 12's long head dim, D = 90666, measured on an H100, session 25) and spills.
+(rule 12's long head dim, D = 90666; session 25) and spills.
 """
 
 import torch
