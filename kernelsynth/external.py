@@ -11,15 +11,19 @@ needs a file to read kernel source from).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 from .errors import UserError
 from .store import atomic_write_bytes
+
+log = logging.getLogger(__name__)
 
 SOURCE_COLUMNS = ("source", "code")
 NAME_COLUMNS = ("id", "name")
@@ -81,4 +85,13 @@ def load_external(paths: List[str], run_dir: Path) -> List[ExternalCandidate]:
         else:
             raise UserError(f"exploration.extra_candidates: {raw}: expected a .py file, a folder, "
                             "or a .jsonl/.parquet file with a source column")
+    # one name per candidate: a/v0.py and b/v0.py, or two corpus rows of one id, were one summary row
+    # "v0 1/2 external" that hid which file failed (red team s35b B2); the later ones get #2, #3, ...
+    seen: Dict[str, int] = {}
+    for i, c in enumerate(out):
+        seen[c.name] = seen.get(c.name, 0) + 1
+        if seen[c.name] > 1:
+            out[i] = dataclasses.replace(c, name=f"{c.name}#{seen[c.name]}")
+            log.warning("exploration.extra_candidates: %s is the name of an earlier candidate too; this one (%s) "
+                        "is %s", c.name, c.file, out[i].name)
     return out

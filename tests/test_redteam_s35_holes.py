@@ -216,3 +216,18 @@ def test_no_kernel_source_claims_a_speed(spec):
     for c in load_spec(SPECS / spec / "spec.yaml").candidates:
         hits = [line.strip() for line in c.file.read_text().splitlines() if CODE_CLAIM.search(line)]
         assert hits == [], (c.version, hits)
+
+
+def test_two_external_candidates_of_one_name_get_their_own_names(tmp_path):
+    """Red team s35b B2: a/v0.py (correct) and b/v0.py (wrong) showed as one row "v0 1/2 external",
+    which hid the rejection and which file passed."""
+    from kernelsynth.external import load_external
+
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "v0.py").write_text("# a candidate\n")
+    rows = tmp_path / "corpus.jsonl"
+    rows.write_text('{"id": "k", "code": "# one"}\n{"id": "k", "code": "# two"}\n')
+    got = load_external([str(tmp_path / "a" / "v0.py"), str(tmp_path / "b" / "v0.py"), str(rows)], tmp_path / "run")
+    assert [c.name for c in got] == ["v0", "v0#2", "corpus/k", "corpus/k#2"]
+    assert got[1].file == tmp_path / "b" / "v0.py"
