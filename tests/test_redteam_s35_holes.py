@@ -18,7 +18,7 @@ import pytest
 from types import SimpleNamespace
 
 from kernelsynth.engine import summary_rows
-from kernelsynth.records import earlier_measurements, split_expectation
+from kernelsynth.records import EARLIER_MEASUREMENT, earlier_measurements, split_expectation
 from kernelsynth.spec import SpecError, load_spec
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
@@ -213,9 +213,13 @@ CODE_CLAIM = re.compile(r"\bncu\b|\d\s*%\s+(?:slower|faster)|\d(?:\.\d+)?x faste
 
 @pytest.mark.parametrize("spec", sorted(p.parent.name for p in SPECS.glob("*/spec.yaml")))
 def test_no_kernel_source_claims_a_speed(spec):
-    for c in load_spec(SPECS / spec / "spec.yaml").candidates:
+    loaded = load_spec(SPECS / spec / "spec.yaml")
+    for c in loaded.candidates:
         hits = [line.strip() for line in c.file.read_text().splitlines() if CODE_CLAIM.search(line)]
         assert hits == [], (c.version, hits)
+    # the reference's source is the record's question: no earlier measurement there either (s35b A3)
+    ref = [x for x in loaded.reference.read_text().splitlines() if EARLIER_MEASUREMENT.search(x)]
+    assert ref == [], ref
 
 
 def test_two_external_candidates_of_one_name_get_their_own_names(tmp_path):

@@ -5,7 +5,7 @@ flash kernel: float32 scores and softmax; float64 here runs PyTorch's math path)
 
 Not the materialised math in the input dtype: in bfloat16 its q @ k^T rounds the scores before the 1/sqrt(D) scale, and once the partial-staleness check scales a run of
 q to |q| ~ 4 the scores near 40-130 lose 0.25-0.5 to rounding, moving the output by up to 6e-2,
-outside the task's bfloat16 tolerance (it rejected eager itself on the H200, 2x3x37). The
+outside the task's bfloat16 tolerance (eager itself fails it at 2x3x37 on a GPU). The
 ladder's v0 (kernels/v0_eager.py) is that math with float32 scores.
 
 KernelBench-style module: ``Model`` is the reference, ``get_init_inputs()`` gives its (empty)

@@ -15,7 +15,7 @@ class Model(torch.nn.Module):
     float64) and rounded once to x's dtype.
 
     The accumulation dtype is explicit because CUDA's ``torch.cumsum`` of a bfloat16 tensor adds in
-    bfloat16 (each partial sum rounded: an error of 5e-3 after six columns, measured on the H200),
+    bfloat16 (each partial sum rounded: an error of about 5e-3 after six columns),
     which the task's own bfloat16 tolerance rejects; the CPU adds in float32."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
