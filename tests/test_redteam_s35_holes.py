@@ -110,13 +110,28 @@ def test_notes_must_be_a_string(tmp_path):
         load_spec(path)
 
 
-def test_v5_storing_rows_modulo_32_on_its_whole_chunk_path_fails_the_cpu_plan(monkeypatch):
+#: Red team s35 E's mutant of flip2d v5, made from v5's own source: on the whole-chunk path (MODE 1,
+#: NW % V == 0 and tiles not dividing the tensor) rows 32 and up are stored to row % 32.
+V5_STORE = """    if MODE == 0:
+        tl.store(Y + base + c, t)
+    else:"""
+V5_ROWS_MOD_32 = """    if MODE == 0:
+        tl.store(Y + base + c, t)
+    elif MODE == 1:
+        tl.store(Y + (rows % 32) * NW + c, t, mask=(c < NW) & (rows < M))
+    else:"""
+
+
+def test_v5_storing_rows_modulo_32_on_its_whole_chunk_path_fails_the_cpu_plan(monkeypatch, tmp_path):
     """Red team s35 E: the fault shows only with more than 32 rows on MODE 1; the interpreter's
     37 x 8 shape (added for it) runs that path past the first row tile, and fails it there."""
     from test_redteam_s8_holes import _evaluate
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    mutant = Path(__file__).parent / "adversarial" / "redteam_s35" / "flip" / "v5_rows_mod32.py"
+    source = (SPECS / "flip2d" / "kernels" / "v5_mirrored_vectors.py").read_text()
+    assert source.count(V5_STORE) == 1
+    mutant = tmp_path / "v5_rows_mod32.py"
+    mutant.write_text(source.replace(V5_STORE, V5_ROWS_MOD_32))
     spec = SPECS / "flip2d" / "spec.yaml"
     assert load_spec(spec).interpret_shapes[-1] == {"M": 37, "N": 8}
     assert _evaluate(spec, [mutant], shapes=6)["v5_rows_mod32"][0] == "accepted"  # the plan before
