@@ -54,6 +54,8 @@ class MergeResult:
     integrity_events: List[Dict[str, str]] = field(default_factory=list)
     #: "<task> / <hw>: ceiling raised: ..." for every ceiling a merged observation raised (kernelsynth/ceilings.py)
     ceiling_lines: List[str] = field(default_factory=list)
+    #: (task, hw target) -> observations of another hardware fingerprint than the target's first job, left out
+    foreign: Dict[tuple, int] = field(default_factory=dict)
 
 
 def job_dirs(paths: List[Path]) -> List[Path]:
@@ -191,7 +193,7 @@ def merge(paths: List[Path], out: Optional[Path] = None) -> MergeResult:
         # one device per target's records: ratios and ceilings never mix fingerprints (red team s35 D1)
         mine, foreign = same_hardware(list(g["obs"].values()), g["hw"].fingerprint)
         if foreign:
-            result.ceiling_lines.append(f"{task} / {target}: {foreign} observation(s) of another fingerprint left out")
+            result.foreign[(task, target)] = foreign
         obs = sorted(mine, key=lambda r: (r["dtype"], r["role"], r["version"], r["config"], r["key"]))
         # the ceilings in effect from the merged observations: a verified one above a measured
         # ceiling raises it, as in a single run (kernelsynth/ceilings.py)
@@ -252,6 +254,8 @@ def report(result: MergeResult) -> List[str]:
         lines.append("")
     for line in result.ceiling_lines:
         lines.append(line)
+    for (task, target), n in result.foreign.items():
+        lines.append(f"left out {n} observation(s) of {task} / {target} measured on another hardware fingerprint")
     for d, why in result.failed.items():
         lines.append(f"left out {d}: {why}")
     for e in result.integrity_events:

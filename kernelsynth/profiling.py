@@ -170,10 +170,13 @@ def summarise(kernels: List[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
-#: What ncu prints when the driver does not let this user read the performance counters.
+#: The profile of every target when the ncu executable could not be run (the only skip a run carries over).
+NCU_NOT_STARTED = "skipped: ncu could not be started"
+
 #: What ncu prints when the profiled range launched no kernel; it then leaves the report path alone.
 NO_KERNELS = "No kernels were profiled"
 
+#: What ncu prints when the driver does not let this user read the performance counters.
 PERMISSION_MARKERS = ("ERR_NVGPUCTRPERM", "permission to access NVIDIA GPU Performance Counters")
 
 
@@ -270,7 +273,7 @@ def _run_ncu(request_file: str, ncu: str, metrics: List[str], timeout_s: float, 
         except subprocess.TimeoutExpired:
             return [{"profile": f"failed: ncu did not finish within {timeout_s:.0f} s"}] * count
         except OSError as e:
-            return [{"profile": f"skipped: ncu could not be started ({e})"}] * count
+            return [{"profile": f"{NCU_NOT_STARTED} ({e})"}] * count
         output = out.stdout + "\n" + out.stderr
         if NO_KERNELS in output:  # the file, if any, is not ncu's: a profiled program planted it (red team s35 C2)
             return [{"profile": "failed: ncu profiled no kernel (" + NO_KERNELS + ")"}] * count

@@ -192,7 +192,7 @@ def test_a_merge_keeps_one_fingerprint_per_target(tmp_path):
                 pq.write_table(tagged_table(key, f"{r['key']}.parquet", [r]), d / "observations" / f"{r['key']}.parquet")
     result = merge([tmp_path / "sweep"])
     assert prints[0] != prints[1]
-    assert any("observation(s) of another fingerprint left out" in x for x in result.ceiling_lines), result.ceiling_lines
+    assert result.foreign == {("flip2d", "h100"): 6}, result.foreign  # job 1's six timed versions
     merged = pq.read_table(result.dataset_dir.parent / "observations.parquet").to_pylist()
     assert merged and {r["hw_fingerprint"] for r in merged} == {prints[0]}
 
@@ -250,3 +250,19 @@ def test_two_external_candidates_of_one_name_get_their_own_names(tmp_path):
     got = load_external([str(tmp_path / "a" / "v0.py"), str(tmp_path / "b" / "v0.py"), str(rows)], tmp_path / "run")
     assert [c.name for c in got] == ["v0", "v0#2", "corpus/k", "corpus/k#2"]
     assert got[1].file == tmp_path / "b" / "v0.py"
+
+
+def test_the_progress_bar_prints_a_label_as_text():
+    """Red team s35b B1: a job label naming a candidate file like ``x/[/bold]`` crashed rich's
+    progress column (markup) during exploration on a terminal."""
+    import io
+
+    from rich.console import Console
+
+    from kernelsynth.stages.exploration import Exploration
+
+    out = io.StringIO()
+    with Exploration().progress_bar(Console(file=out, width=120, force_terminal=True)) as bar:
+        task = bar.add_task("", total=1)
+        bar.update(task, description="x/[/bold] float32 {}", advance=1)
+    assert "x/[/bold] float32" in out.getvalue()

@@ -409,10 +409,10 @@ class Exploration:
                     results[o["key"]] = out
                     log.info("profile %s %s %s: %s", o["version"], o["dtype"], o["config"],
                              profiling.claim(dict(o, **out)) or out.get("profile"))
-                if any(str(out.get("profile", "")).startswith("skipped: ncu could not be started") for out in outs):
-                    # ncu missing: the same for every target of this run. A refusal is not carried over: the
-                    # profiled programs share ncu's output, so each dtype's run finds its own (red team s35 C)
-                    why = next(out for out in outs if str(out.get("profile", "")).startswith("skipped"))
+                missing = [out for out in outs if str(out.get("profile", "")).startswith(profiling.NCU_NOT_STARTED)]
+                if missing:  # ncu missing: the same for every target of this run. A refusal is not carried over:
+                    # the profiled programs share ncu's output, so each dtype's run finds its own (red team s35 C)
+                    why = missing[0]
                     for rest in todo[todo.index(group[-1]) + 1:]:
                         results[rest["key"]] = dict(why)
                     break
@@ -567,15 +567,13 @@ class Exploration:
 
         live = self.progress and (console or get_console()).is_terminal
         return Progress(TextColumn("[bold]exploration"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("{task.description}"), console=console, disable=not live, transient=False)
+                        TextColumn("{task.description}", markup=False), console=console, disable=not live, transient=False)
 
     def _run_jobs(self, pool: WorkerPool, todo: List[Job], hw: Hardware, store: ObservationStore, console,
                   references: Optional[Dict[Any, Dict[str, Any]]] = None, devices: Optional[List[Device]] = None):
         counts = {"accepted": 0, "rejected": 0}
         fingerprints = {d.index: d.fingerprint for d in devices or []}
         todo = self._screen(todo, store, counts)
-        from rich.markup import escape  # a job's label names a candidate file: text, not markup (red team s35 B1)
-
         with self.progress_bar(console) as bar:
             task = bar.add_task("", total=len(todo))
             problems: Dict[int, str] = {}
@@ -599,7 +597,7 @@ class Exploration:
                 return bool(problem)
 
             for idx, result in pool.map("evaluate", [j.request for j in todo],
-                                        on_start=lambda i: bar.update(task, description=escape(todo[i].label)), recycle=audit):
+                                        on_start=lambda i: bar.update(task, description=todo[i].label), recycle=audit):
                 job = todo[idx]
                 row = observation_row(job, result, hw)
                 row["device_index"] = result.device  # the parent's record of where it ran
